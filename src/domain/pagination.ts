@@ -1,0 +1,52 @@
+import { badInput } from './errors';
+
+export const MAX_PAGE_SIZE = 100;
+
+export interface PageRequest {
+  readonly first: number;
+  readonly after: string | null;
+}
+
+export interface Page<T> {
+  readonly items: readonly T[];
+  readonly cursors: readonly string[];
+  readonly hasNextPage: boolean;
+}
+
+export function assertPageSize(first: number): number {
+  if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE_SIZE) {
+    throw badInput(`first must be between 1 and ${MAX_PAGE_SIZE}`, { argument: 'first' });
+  }
+  return first;
+}
+
+export const malformedCursor = () => badInput('malformed cursor', { argument: 'after' });
+
+/**
+ * Opaque keyset cursor: which ordering it belongs to, the sort key and the id that breaks
+ * ties. A cursor from another ordering is as malformed as random text.
+ */
+export interface CursorPosition {
+  readonly key: string | number;
+  readonly id: string;
+}
+
+export function encodeCursor(ordering: string, position: CursorPosition): string {
+  return Buffer.from(JSON.stringify([ordering, position.key, position.id]), 'utf8').toString('base64url');
+}
+
+export function decodeCursor(ordering: string, cursor: string): CursorPosition {
+  const malformed = malformedCursor();
+  if (cursor.length > 512 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw malformed;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw malformed;
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 3) throw malformed;
+  const [o, key, id] = parsed as unknown[];
+  if (o !== ordering || typeof id !== 'string') throw malformed;
+  if (typeof key !== 'string' && !(typeof key === 'number' && Number.isFinite(key))) throw malformed;
+  return { key, id };
+}

@@ -1,0 +1,115 @@
+import type { EntityHeader } from './caller';
+import type { TurnStatus } from './turn-status';
+import type { TurnUsage } from './usage';
+
+export interface ChunkRef {
+  readonly chunkId: string;
+  readonly path: string;
+  readonly startLine: number;
+  readonly endLine: number;
+  readonly contentHash: string;
+  readonly score: number | null;
+}
+
+export interface ActiveFileRef {
+  readonly path: string;
+  readonly contentHash: string;
+  readonly sizeBytes: number;
+  readonly isTouched: boolean;
+  readonly wasSentToLLM: boolean;
+  readonly wasTooLargeToSend: boolean;
+}
+
+export interface ToolCall {
+  readonly toolCallId: string;
+  readonly name: string;
+  readonly argumentsJson: string;
+}
+
+/** AGN-033 5.2: exactly one of result or error. */
+export type ToolOutcome =
+  | { readonly kind: 'result'; readonly resultJson: string }
+  | { readonly kind: 'error'; readonly errorMessage: string };
+
+export interface ToolResult {
+  readonly toolCallId: string;
+  readonly executionMs: number;
+  readonly outcome: ToolOutcome;
+}
+
+/** DD-002B: one instruction and its answer. */
+export interface TurnRecord {
+  readonly id: string;
+  readonly sessionId: string;
+  readonly orgId: string;
+  readonly sequenceNumber: number;
+  readonly createdByUser: EntityHeader;
+  readonly creationDate: Date;
+  readonly status: TurnStatus;
+  readonly statusTimeStamp: Date;
+  readonly mode: string;
+  readonly conversationId: string | null;
+  readonly openAIModel: string | null;
+  readonly openAIResponseId: string | null;
+  readonly previousOpenAIResponseId: string | null;
+  readonly openAIResponseReceivedDate: Date | null;
+  readonly openAIChainExpiresDate: Date | null;
+  readonly instructionSummary: string;
+  readonly fullInstructionUrl: string | null;
+  readonly agentAnswerSummary: string | null;
+  readonly fullAgentAnswerUrl: string | null;
+  readonly openAIRequestPayloadUrl: string | null;
+  readonly openAIResponsePayloadUrl: string | null;
+  readonly chunkRefs: readonly ChunkRef[];
+  readonly activeFileRefs: readonly ActiveFileRef[];
+  readonly pendingToolCalls: readonly ToolCall[];
+  readonly warnings: readonly string[];
+  readonly errors: readonly string[];
+  readonly usage: TurnUsage | null;
+}
+
+/** DD-002A: what the orchestrator supplies when it adds a PENDING turn. */
+export interface NewTurn {
+  readonly id?: string;
+  readonly instructionSummary: string;
+  readonly mode?: string;
+  readonly conversationId?: string | null;
+  readonly openAIModel?: string | null;
+  readonly previousOpenAIResponseId?: string | null;
+  readonly fullInstructionUrl?: string | null;
+  readonly chunkRefs?: readonly ChunkRef[];
+  readonly activeFileRefs?: readonly ActiveFileRef[];
+  readonly warnings?: readonly string[];
+}
+
+/** DD-002B. */
+export interface TurnCompletion {
+  readonly agentAnswerSummary: string;
+  readonly fullAgentAnswerUrl: string | null;
+  readonly openAIResponseId: string | null;
+  readonly openAIResponseReceivedDate: Date;
+  readonly openAIChainExpiresDate?: Date | null;
+  readonly openAIRequestPayloadUrl?: string | null;
+  readonly openAIResponsePayloadUrl?: string | null;
+  readonly warnings?: readonly string[];
+  readonly usage?: TurnUsage | null;
+}
+
+/** DD-002C. */
+export interface TurnFailure {
+  readonly errors: readonly string[];
+  readonly warnings?: readonly string[];
+  readonly openAIResponseId?: string | null;
+  readonly openAIResponseReceivedDate?: Date | null;
+  readonly openAIChainExpiresDate?: Date | null;
+  readonly openAIRequestPayloadUrl?: string | null;
+  readonly openAIResponsePayloadUrl?: string | null;
+  readonly usage?: TurnUsage | null;
+}
+
+export interface TurnCancellation {
+  readonly reason: string;
+  /** Blob URL of the partial answer produced before the stop, if any. */
+  readonly fullAgentAnswerUrl?: string | null;
+  readonly agentAnswerSummary?: string | null;
+}

@@ -1,0 +1,28 @@
+/** Spec 003: token counts and an optional cost estimate. */
+export interface UsageTotals {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly totalTokens: number;
+  readonly estimatedCostUsd: number | null;
+}
+
+export interface TurnUsage extends UsageTotals {
+  /** True when the provider reported no counts and they were estimated as ceil(chars/4). */
+  readonly isEstimated: boolean;
+}
+
+export const ZERO_USAGE: UsageTotals = { inputTokens: 0, outputTokens: 0, totalTokens: 0, estimatedCostUsd: null };
+
+/** Spec 003 heuristic: about four characters per token. */
+export const estimateTokens = (text: string): number => Math.ceil(text.length / 4);
+
+export interface ModelPrice {
+  readonly inputPer1K: number;
+  readonly outputPer1K: number;
+}
+
+export function costOf(price: ModelPrice | undefined, inputTokens: number, outputTokens: number): number | null {
+  if (!price) return null;
+  const cost = (inputTokens / 1000) * price.inputPer1K + (outputTokens / 1000) * price.outputPer1K;
+  return Math.round(cost * 1e6) / 1e6;
+}

@@ -1,0 +1,21 @@
+import type { EntityHeader } from '../domain/caller';
+import type { TurnStatus } from '../domain/turn-status';
+
+/** A committed status change of one turn, as stored in turn_events and sent on the bus. */
+export interface TurnStatusEvent {
+  /** Deployment-wide, strictly increasing, assigned in commit order. */
+  readonly eventId: number;
+  readonly orgId: string;
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly sequenceNumber: number;
+  readonly previousStatus: TurnStatus | null;
+  readonly status: TurnStatus;
+  readonly statusTimeStamp: Date;
+  readonly createdByUser: EntityHeader;
+}
+
+/** Where the session manager hands events once their transaction has committed. */
+export interface TurnEventSink {
+  turnStatusChanged(event: TurnStatusEvent): void;
+}

@@ -1,0 +1,4 @@
+import { InitialSchema1764000000000 } from './1764000000000-initial-schema';
+
+/** Every migration, oldest first. New ones are appended, never edited. */
+export const migrations = [InitialSchema1764000000000];

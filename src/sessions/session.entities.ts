@@ -1,0 +1,252 @@
+import { EntitySchema } from 'typeorm';
+import type { ActiveFileRef, ChunkRef, ToolCall } from '../domain/turn';
+import type { TurnStatus } from '../domain/turn-status';
+import { columnTypes, type Dialect } from './dialect';
+import { jsonColumn } from './json-column';
+
+/**
+ * Table rows as the ORM sees them. They never leave sessions/: the manager maps them to
+ * domain records, and the GraphQL layer has its own types, so internal columns (leases,
+ * org ids) are never exposed by accident.
+ */
+export interface SessionRow {
+  id: string;
+  orgId: string;
+  orgName: string;
+  ownerUserId: string;
+  ownerUserName: string;
+  name: string;
+  key: string | null;
+  description: string | null;
+  isPublic: boolean;
+  isDraft: boolean;
+  isDeleted: boolean;
+  category: string | null;
+  creationDate: Date;
+  lastUpdatedDate: Date;
+  agentContextId: string;
+  conversationContextId: string | null;
+  workspaceId: string | null;
+  repo: string | null;
+  defaultLanguage: string | null;
+  turnCount: number;
+  lastTurnStatus: TurnStatus | null;
+  lastTurnDate: Date | null;
+  inputTokens: number;
+  outputTokens: number;
+  estimatedCostUsd: number | null;
+}
+
+export interface TurnRow {
+  id: string;
+  sessionId: string;
+  orgId: string;
+  sequenceNumber: number;
+  createdByUserId: string;
+  createdByUserName: string;
+  creationDate: Date;
+  status: TurnStatus;
+  statusTimeStamp: Date;
+  mode: string;
+  conversationId: string | null;
+  openAIModel: string | null;
+  openAIResponseId: string | null;
+  previousOpenAIResponseId: string | null;
+  openAIResponseReceivedDate: Date | null;
+  openAIChainExpiresDate: Date | null;
+  instructionSummary: string;
+  fullInstructionUrl: string | null;
+  agentAnswerSummary: string | null;
+  fullAgentAnswerUrl: string | null;
+  openAIRequestPayloadUrl: string | null;
+  openAIResponsePayloadUrl: string | null;
+  chunkRefs: ChunkRef[];
+  activeFileRefs: ActiveFileRef[];
+  pendingToolCalls: ToolCall[];
+  warnings: string[];
+  errors: string[];
+  inputTokens: number | null;
+  outputTokens: number | null;
+  usageEstimated: boolean;
+  estimatedCostUsd: number | null;
+  /** Instance that runs the turn and until when it promises to (spec: nothing lost on faults). */
+  leaseOwner: string | null;
+  leaseExpiresAt: Date | null;
+}
+
+export interface ParticipantRow {
+  sessionId: string;
+  userId: string;
+  orgId: string;
+  userName: string;
+  joinedDate: Date;
+}
+
+/** One durable status-change event; ids are handed out in commit order (see event_counters). */
+export interface TurnEventRow {
+  id: number;
+  orgId: string;
+  sessionId: string;
+  turnId: string;
+  sequenceNumber: number;
+  previousStatus: TurnStatus | null;
+  status: TurnStatus;
+  statusTimeStamp: Date;
+  createdByUserId: string;
+  createdByUserName: string;
+  recordedDate: Date;
+}
+
+export interface EventCounterRow {
+  name: string;
+  value: number;
+}
+
+const varchar = (length: number, nullable = false) => ({ type: 'varchar' as const, length, nullable });
+
+export function sessionEntities(dialect: Dialect) {
+  const t = columnTypes(dialect);
+  const date = (name: string, nullable = false) => ({ ...t.datetime, name, nullable });
+  const json = <T>(name: string, empty: T) => ({
+    type: t.longText,
+    name,
+    transformer: jsonColumn<T>(empty),
+  });
+
+  const sessions = new EntitySchema<SessionRow>({
+    name: 'AgentSession',
+    tableName: 'agent_sessions',
+    columns: {
+      id: { ...varchar(36), primary: true },
+      orgId: { ...varchar(64), name: 'org_id' },
+      orgName: { ...varchar(200), name: 'org_name' },
+      ownerUserId: { ...varchar(64), name: 'owner_user_id' },
+      ownerUserName: { ...varchar(200), name: 'owner_user_name' },
+      name: varchar(200),
+      key: { ...varchar(100, true), name: 'session_key' },
+      description: { type: t.text, nullable: true },
+      isPublic: { type: 'boolean', name: 'is_public', default: false },
+      isDraft: { type: 'boolean', name: 'is_draft', default: false },
+      isDeleted: { type: 'boolean', name: 'is_deleted', default: false },
+      category: varchar(100, true),
+      creationDate: date('creation_date'),
+      lastUpdatedDate: date('last_updated_date'),
+      agentContextId: { ...varchar(64), name: 'agent_context_id' },
+      conversationContextId: { ...varchar(64, true), name: 'conversation_context_id' },
+      workspaceId: { ...varchar(200, true), name: 'workspace_id' },
+      repo: varchar(200, true),
+      defaultLanguage: { ...varchar(64, true), name: 'default_language' },
+      turnCount: { type: 'int', name: 'turn_count', default: 0 },
+      lastTurnStatus: { ...varchar(16, true), name: 'last_turn_status' },
+      lastTurnDate: date('last_turn_date', true),
+      inputTokens: { type: 'bigint', name: 'input_tokens', default: 0, transformer: bigintNumber },
+      outputTokens: { type: 'bigint', name: 'output_tokens', default: 0, transformer: bigintNumber },
+      estimatedCostUsd: { type: t.double, name: 'estimated_cost_usd', nullable: true },
+    },
+    indices: [
+      { name: 'idx_sessions_org_updated', columns: ['orgId', 'lastUpdatedDate', 'id'] },
+      { name: 'idx_sessions_org_created', columns: ['orgId', 'creationDate', 'id'] },
+      { name: 'idx_sessions_org_name', columns: ['orgId', 'name', 'id'] },
+      { name: 'idx_sessions_org_owner', columns: ['orgId', 'ownerUserId'] },
+    ],
+  });
+
+  const turns = new EntitySchema<TurnRow>({
+    name: 'AgentSessionTurn',
+    tableName: 'agent_session_turns',
+    columns: {
+      id: { ...varchar(36), primary: true },
+      sessionId: { ...varchar(36), name: 'session_id' },
+      orgId: { ...varchar(64), name: 'org_id' },
+      sequenceNumber: { type: 'int', name: 'sequence_number' },
+      createdByUserId: { ...varchar(64), name: 'created_by_user_id' },
+      createdByUserName: { ...varchar(200), name: 'created_by_user_name' },
+      creationDate: date('creation_date'),
+      status: varchar(16),
+      statusTimeStamp: date('status_time_stamp'),
+      mode: varchar(64),
+      conversationId: { ...varchar(64, true), name: 'conversation_id' },
+      openAIModel: { ...varchar(100, true), name: 'openai_model' },
+      openAIResponseId: { ...varchar(200, true), name: 'openai_response_id' },
+      previousOpenAIResponseId: { ...varchar(200, true), name: 'previous_openai_response_id' },
+      openAIResponseReceivedDate: date('openai_response_received_date', true),
+      openAIChainExpiresDate: date('openai_chain_expires_date', true),
+      instructionSummary: { type: t.text, name: 'instruction_summary' },
+      fullInstructionUrl: { ...varchar(512, true), name: 'full_instruction_url' },
+      agentAnswerSummary: { type: t.text, name: 'agent_answer_summary', nullable: true },
+      fullAgentAnswerUrl: { ...varchar(512, true), name: 'full_agent_answer_url' },
+      openAIRequestPayloadUrl: { ...varchar(512, true), name: 'openai_request_payload_url' },
+      openAIResponsePayloadUrl: { ...varchar(512, true), name: 'openai_response_payload_url' },
+      chunkRefs: json<ChunkRef[]>('chunk_refs', []),
+      activeFileRefs: json<ActiveFileRef[]>('active_file_refs', []),
+      pendingToolCalls: json<ToolCall[]>('pending_tool_calls', []),
+      warnings: json<string[]>('warnings', []),
+      errors: json<string[]>('errors', []),
+      inputTokens: { type: 'int', name: 'input_tokens', nullable: true },
+      outputTokens: { type: 'int', name: 'output_tokens', nullable: true },
+      usageEstimated: { type: 'boolean', name: 'usage_estimated', default: false },
+      estimatedCostUsd: { type: t.double, name: 'estimated_cost_usd', nullable: true },
+      leaseOwner: { ...varchar(64, true), name: 'lease_owner' },
+      leaseExpiresAt: date('lease_expires_at', true),
+    },
+    indices: [
+      { name: 'uq_turns_session_sequence', columns: ['sessionId', 'sequenceNumber'], unique: true },
+      { name: 'idx_turns_status_lease', columns: ['status', 'leaseExpiresAt'] },
+    ],
+  });
+
+  const participants = new EntitySchema<ParticipantRow>({
+    name: 'AgentSessionParticipant',
+    tableName: 'agent_session_participants',
+    columns: {
+      sessionId: { ...varchar(36), name: 'session_id', primary: true },
+      userId: { ...varchar(64), name: 'user_id', primary: true },
+      orgId: { ...varchar(64), name: 'org_id' },
+      userName: { ...varchar(200), name: 'user_name' },
+      joinedDate: date('joined_date'),
+    },
+    indices: [{ name: 'idx_participants_org_user', columns: ['orgId', 'userId'] }],
+  });
+
+  const events = new EntitySchema<TurnEventRow>({
+    name: 'TurnEvent',
+    tableName: 'turn_events',
+    columns: {
+      id: { type: 'bigint', primary: true, transformer: bigintNumber },
+      orgId: { ...varchar(64), name: 'org_id' },
+      sessionId: { ...varchar(36), name: 'session_id' },
+      turnId: { ...varchar(36), name: 'turn_id' },
+      sequenceNumber: { type: 'int', name: 'sequence_number' },
+      previousStatus: { ...varchar(16, true), name: 'previous_status' },
+      status: varchar(16),
+      statusTimeStamp: date('status_time_stamp'),
+      createdByUserId: { ...varchar(64), name: 'created_by_user_id' },
+      createdByUserName: { ...varchar(200), name: 'created_by_user_name' },
+      recordedDate: date('recorded_date'),
+    },
+    indices: [
+      { name: 'idx_events_org_id', columns: ['orgId', 'id'] },
+      { name: 'idx_events_session_id', columns: ['sessionId', 'id'] },
+      { name: 'idx_events_recorded', columns: ['recordedDate'] },
+    ],
+  });
+
+  const counters = new EntitySchema<EventCounterRow>({
+    name: 'EventCounter',
+    tableName: 'event_counters',
+    columns: {
+      name: { ...varchar(32), primary: true },
+      value: { type: 'bigint', transformer: bigintNumber },
+    },
+  });
+
+  return { sessions, turns, participants, events, counters };
+}
+
+export type SessionEntities = ReturnType<typeof sessionEntities>;
+
+/** mysql2 hands BIGINT back as a string once it exceeds 2^53; ours never do. */
+const bigintNumber = {
+  to: (value: number | null | undefined) => value,
+  from: (raw: string | number | null) => (raw === null ? null : Number(raw)),
+};
