@@ -1,6 +1,6 @@
 import type { EntityHeader } from './caller';
 import type { TurnStatus } from './turn-status';
-import type { UsageTotals } from './usage';
+import type { TurnUsage } from './usage';
 
 /** DD-002A: the durable thread, as the manager hands it out. */
 export interface SessionRecord {
@@ -24,7 +24,8 @@ export interface SessionRecord {
   readonly turnCount: number;
   readonly lastTurnStatus: TurnStatus | null;
   readonly lastTurnDate: Date | null;
-  readonly usage: UsageTotals;
+  /** Sum over the session's turns; estimated if any turn's usage was. */
+  readonly usage: TurnUsage;
 }
 
 export interface NewSession {

@@ -1,17 +1,12 @@
 /** Spec 003: token counts and an optional cost estimate. */
-export interface UsageTotals {
+export interface TurnUsage {
   readonly inputTokens: number;
   readonly outputTokens: number;
   readonly totalTokens: number;
   readonly estimatedCostUsd: number | null;
-}
-
-export interface TurnUsage extends UsageTotals {
   /** True when the provider reported no counts and they were estimated as ceil(chars/4). */
   readonly isEstimated: boolean;
 }
-
-export const ZERO_USAGE: UsageTotals = { inputTokens: 0, outputTokens: 0, totalTokens: 0, estimatedCostUsd: null };
 
 /** Spec 003 heuristic: about four characters per token. */
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4);

@@ -29,6 +29,7 @@ export function toSessionRecord(row: SessionRow): SessionRecord {
       outputTokens: row.outputTokens,
       totalTokens: row.inputTokens + row.outputTokens,
       estimatedCostUsd: row.estimatedCostUsd,
+      isEstimated: Boolean(row.usageEstimated),
     },
   };
 }

@@ -101,6 +101,7 @@ export class SessionManager {
       inputTokens: 0,
       outputTokens: 0,
       estimatedCostUsd: null,
+      usageEstimated: false,
     };
     await this.db.transaction(async (em) => {
       await em.insert(this.db.entities.sessions, row);
@@ -423,6 +424,7 @@ export class SessionManager {
           usage.estimatedCostUsd === null
             ? session.estimatedCostUsd
             : (session.estimatedCostUsd ?? 0) + usage.estimatedCostUsd,
+        usageEstimated: session.usageEstimated || updated.usageEstimated,
       };
       if (row.sequenceNumber === session.turnCount) {
         sessionChanges.lastTurnStatus = updated.status;

@@ -35,6 +35,7 @@ export interface SessionRow {
   inputTokens: number;
   outputTokens: number;
   estimatedCostUsd: number | null;
+  usageEstimated: boolean;
 }
 
 export interface TurnRow {
@@ -142,6 +143,7 @@ export function sessionEntities(dialect: Dialect) {
       inputTokens: { type: 'bigint', name: 'input_tokens', default: 0, transformer: bigintNumber },
       outputTokens: { type: 'bigint', name: 'output_tokens', default: 0, transformer: bigintNumber },
       estimatedCostUsd: { type: t.double, name: 'estimated_cost_usd', nullable: true },
+      usageEstimated: { type: 'boolean', name: 'usage_estimated', default: false },
     },
     indices: [
       { name: 'idx_sessions_org_updated', columns: ['orgId', 'lastUpdatedDate', 'id'] },

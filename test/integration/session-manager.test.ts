@@ -88,7 +88,7 @@ function managerSuite(open: TestDatabaseFactory): void {
     const s = await manager.getSession(owner, session.id);
     expect(s).toMatchObject({ turnCount: 1, lastTurnStatus: 'COMPLETED' });
     expect(s?.lastTurnDate?.getTime()).toBe(received.getTime());
-    expect(s?.usage).toEqual({ inputTokens: 10, outputTokens: 5, totalTokens: 15, estimatedCostUsd: 0.01 });
+    expect(s?.usage).toEqual({ inputTokens: 10, outputTokens: 5, totalTokens: 15, estimatedCostUsd: 0.01, isEstimated: false });
     expect(events.map((e) => [e.previousStatus, e.status])).toEqual([
       [null, 'PENDING'],
       ['PENDING', 'COMPLETED'],

@@ -69,6 +69,7 @@ export class InitialSchema1764000000000 implements MigrationInterface {
           bigint('input_tokens', '0'),
           bigint('output_tokens', '0'),
           double('estimated_cost_usd'),
+          bool('usage_estimated'),
         ],
         indices: [
           new TableIndex({ name: 'idx_sessions_org_updated', columnNames: ['org_id', 'last_updated_date', 'id'] }),

@@ -1,0 +1,91 @@
+import { resolve } from 'node:path';
+
+/**
+ * Every environment variable the gateway reads, parsed and checked once at start-up.
+ * A value that does not parse stops the process with a message naming the variable.
+ */
+export interface Config {
+  readonly nodeEnv: 'production' | 'development' | 'test';
+  readonly isProduction: boolean;
+  readonly host: string;
+  readonly port: number;
+  readonly logLevel: string;
+  readonly dataDir: string;
+  readonly databaseUrl: string | null;
+  readonly dbPoolSize: number;
+  readonly jwtSecret: string;
+  /** True when JWT_SECRET was not set and the well-known development secret is in use. */
+  readonly jwtSecretIsDefault: boolean;
+  readonly limits: AbuseLimits;
+  /** How long in-flight HTTP requests may take to finish on shutdown. */
+  readonly shutdownGraceMs: number;
+}
+
+export interface AbuseLimits {
+  readonly maxDepth: number;
+  readonly maxAliases: number;
+  readonly maxTokens: number;
+  readonly maxCost: number;
+  readonly maxDirectives: number;
+  readonly bodyLimitBytes: number;
+}
+
+export class ConfigError extends Error {}
+
+/** Only for local use: `npm start` and `npm run token` agree on it when JWT_SECRET is unset. */
+export const DEVELOPMENT_JWT_SECRET = 'agent-session-gateway-development-secret-do-not-use-in-production';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const nodeEnv = oneOf(env, 'NODE_ENV', ['production', 'development', 'test'] as const, 'development');
+  const isProduction = nodeEnv === 'production';
+  const jwtSecret = env.JWT_SECRET ?? '';
+  if (isProduction && jwtSecret.length < 32) {
+    throw new ConfigError('JWT_SECRET must be set to at least 32 characters when NODE_ENV=production');
+  }
+  const databaseUrl = env.DATABASE_URL?.trim() || null;
+  if (databaseUrl && !/^(mysql|mariadb):\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a mysql:// (or mariadb://) URL');
+  }
+  return {
+    nodeEnv,
+    isProduction,
+    host: env.HOST?.trim() || '0.0.0.0',
+    port: int(env, 'PORT', 4000, 0, 65535),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    dataDir: resolve(env.DATA_DIR?.trim() || './data'),
+    databaseUrl: databaseUrl?.replace(/^mariadb:/, 'mysql:') ?? null,
+    dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 1000),
+    jwtSecret: jwtSecret || DEVELOPMENT_JWT_SECRET,
+    jwtSecretIsDefault: jwtSecret === '',
+    limits: {
+      maxDepth: int(env, 'GRAPHQL_MAX_DEPTH', 10, 1, 100),
+      maxAliases: int(env, 'GRAPHQL_MAX_ALIASES', 15, 0, 1000),
+      maxTokens: int(env, 'GRAPHQL_MAX_TOKENS', 2000, 10, 100_000),
+      maxCost: int(env, 'GRAPHQL_MAX_COST', 5000, 1, 1_000_000),
+      maxDirectives: int(env, 'GRAPHQL_MAX_DIRECTIVES', 20, 0, 1000),
+      bodyLimitBytes: int(env, 'HTTP_BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+    },
+    shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+  };
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
+}

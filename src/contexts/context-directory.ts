@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import { In, type DeepPartial, type EntitySchema, type FindOptionsWhere } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { isAdmin, type Caller } from '../domain/caller';
+import {
+  parseAgentContext,
+  parseConversationContext,
+  type AgentContextDraft,
+  type AgentContextRecord,
+  type ConversationContextDraft,
+  type ConversationContextRecord,
+} from '../domain/contexts';
+import { forbidden, notFound } from '../domain/errors';
+import type { Database } from '../sessions/database';
+import type { AgentContextRow, ConversationContextRow } from './context.entities';
+
+/**
+ * The agent and conversation contexts of each org (DD-007: session persistence keeps only
+ * their ids; names are resolved here). Every read is scoped to one org.
+ */
+export class ContextDirectory {
+  constructor(
+    private readonly db: Database,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async listAgentContexts(orgId: string): Promise<AgentContextRecord[]> {
+    const rows = await this.db.dataSource.manager.find(this.db.entities.agentContexts, {
+      where: { orgId },
+      order: { name: 'ASC', id: 'ASC' },
+    });
+    return rows.map(toAgentContext);
+  }
+
+  async listConversationContexts(orgId: string): Promise<ConversationContextRecord[]> {
+    const rows = await this.db.dataSource.manager.find(this.db.entities.conversationContexts, {
+      where: { orgId },
+      order: { name: 'ASC', id: 'ASC' },
+    });
+    return rows.map(toConversationContext);
+  }
+
+  async agentContextsByIds(orgId: string, ids: readonly string[]): Promise<AgentContextRecord[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.dataSource.manager.find(this.db.entities.agentContexts, {
+      where: { orgId, id: In([...ids]) },
+    });
+    return rows.map(toAgentContext);
+  }
+
+  async conversationContextsByIds(orgId: string, ids: readonly string[]): Promise<ConversationContextRecord[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.dataSource.manager.find(this.db.entities.conversationContexts, {
+      where: { orgId, id: In([...ids]) },
+    });
+    return rows.map(toConversationContext);
+  }
+
+  /** Admin only. With an id it updates that context of the caller's org; without, it creates one. */
+  async upsertAgentContext(caller: Caller, draft: AgentContextDraft): Promise<AgentContextRecord> {
+    assertAdmin(caller);
+    const fields = parseAgentContext(draft);
+    const row = await this.upsert<AgentContextRow>(this.db.entities.agentContexts, caller, draft.id, fields);
+    return toAgentContext(row);
+  }
+
+  async upsertConversationContext(caller: Caller, draft: ConversationContextDraft): Promise<ConversationContextRecord> {
+    assertAdmin(caller);
+    const { tools, ...rest } = parseConversationContext(draft);
+    const fields = { ...rest, tools: tools.map((t) => ({ ...t })) };
+    const row = await this.upsert<ConversationContextRow>(this.db.entities.conversationContexts, caller, draft.id, fields);
+    return toConversationContext(row);
+  }
+
+  private async upsert<Row extends AgentContextRow | ConversationContextRow>(
+    entity: EntitySchema<Row>,
+    caller: Caller,
+    id: string | null | undefined,
+    fields: Omit<Row, 'id' | 'orgId' | 'creationDate' | 'lastUpdatedDate'>,
+  ): Promise<Row> {
+    const now = this.now();
+    return this.db.transaction(async (em) => {
+      if (id) {
+        const where = { id, orgId: caller.orgId } as FindOptionsWhere<Row>;
+        const existing = await em.findOne(entity, { where });
+        if (!existing) throw notFound('context');
+        const updated = { ...existing, ...fields, lastUpdatedDate: now };
+        await em.save(entity, updated as DeepPartial<Row>);
+        return updated;
+      }
+      const created = { ...fields, id: randomUUID(), orgId: caller.orgId, creationDate: now, lastUpdatedDate: now } as Row;
+      await em.insert(entity, created as QueryDeepPartialEntity<Row>);
+      return created;
+    });
+  }
+}
+
+function assertAdmin(caller: Caller): void {
+  if (!isAdmin(caller)) throw forbidden('only organisation admins may change contexts');
+}
+
+const toAgentContext = (row: AgentContextRow): AgentContextRecord => ({
+  id: row.id,
+  orgId: row.orgId,
+  name: row.name,
+  description: row.description,
+  vectorCollection: row.vectorCollection,
+  defaultModel: row.defaultModel,
+});
+
+const toConversationContext = (row: ConversationContextRow): ConversationContextRecord => ({
+  id: row.id,
+  orgId: row.orgId,
+  name: row.name,
+  description: row.description,
+  systemPrompt: row.systemPrompt,
+  model: row.model,
+  temperature: row.temperature,
+  tools: row.tools,
+});

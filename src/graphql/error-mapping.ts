@@ -1,0 +1,79 @@
+import { unwrapResolverError } from '@apollo/server/errors';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { DomainError, type ErrorCode } from '../domain/errors';
+
+/**
+ * The one exhaustive mapping from domain error codes to what clients see: the GraphQL
+ * `extensions.code` (the code itself) and the HTTP status the REST endpoint answers with.
+ * Adding a code to domain/errors.ts without a row here does not compile.
+ */
+export const HTTP_STATUS_OF: Readonly<Record<ErrorCode, number>> = {
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  BAD_USER_INPUT: 400,
+  CONFLICT: 409,
+  SESSION_BUSY: 409,
+  IDEMPOTENCY_KEY_REUSED: 422,
+  TOOL_RESULTS_MISMATCH: 400,
+  LLM_FAILED: 502,
+  LLM_TIMEOUT: 504,
+  CANCELLED: 409,
+  SERVICE_UNAVAILABLE: 503,
+};
+
+/** Codes GraphQL servers themselves produce for bad requests; safe to pass through. */
+const PROTOCOL_CODES = new Set([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_USER_INPUT',
+  'BAD_REQUEST',
+  'OPERATION_RESOLUTION_FAILURE',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+  'INTROSPECTION_DISABLED',
+  'MAX_RECURSIVE_SELECTIONS_EXCEEDED',
+  'UNAUTHENTICATED',
+]);
+
+export const INTERNAL_MESSAGE = 'Internal server error';
+
+/** A domain error as a GraphQL error (used where an error must be thrown, e.g. auth). */
+export function toGraphQLError(error: DomainError): GraphQLError {
+  return new GraphQLError(error.message, {
+    extensions: { code: error.code, ...error.details, http: { status: HTTP_STATUS_OF[error.code] } },
+  });
+}
+
+/** True when an error is one we meant to show; everything else is masked and logged. */
+export function isExpectedError(error: unknown): boolean {
+  const original = unwrapResolverError(error);
+  if (original instanceof DomainError) return true;
+  if (original instanceof GraphQLError && !original.originalError) {
+    return PROTOCOL_CODES.has(String(original.extensions.code ?? 'GRAPHQL_VALIDATION_FAILED'));
+  }
+  return false;
+}
+
+/** Apollo `formatError`: domain errors get their code, internals never leave the process. */
+export function formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
+  const original = unwrapResolverError(error);
+  if (original instanceof DomainError) {
+    return {
+      message: original.message,
+      ...(formatted.locations ? { locations: formatted.locations } : {}),
+      ...(formatted.path ? { path: formatted.path } : {}),
+      extensions: { code: original.code, ...original.details },
+    };
+  }
+  if (isExpectedError(error)) {
+    const { stacktrace: _drop, ...extensions } = formatted.extensions ?? {};
+    return { ...formatted, extensions: { ...extensions, code: extensions.code ?? 'GRAPHQL_VALIDATION_FAILED' } };
+  }
+  return {
+    message: INTERNAL_MESSAGE,
+    ...(formatted.locations ? { locations: formatted.locations } : {}),
+    ...(formatted.path ? { path: formatted.path } : {}),
+    extensions: { code: 'INTERNAL_SERVER_ERROR' },
+  };
+}

@@ -1,0 +1,20 @@
+import { FieldResolver, Int, Resolver, Root } from 'type-graphql';
+import type { ConnectionSource } from '../connections';
+import { AgentSessionSummaryConnection } from '../types/session.type';
+import { AgentSessionTurnConnection } from '../types/turn.type';
+
+@Resolver(() => AgentSessionSummaryConnection)
+export class SessionConnectionResolver {
+  @FieldResolver(() => Int)
+  totalCount(@Root() connection: ConnectionSource<unknown>): Promise<number> {
+    return connection.count();
+  }
+}
+
+@Resolver(() => AgentSessionTurnConnection)
+export class TurnConnectionResolver {
+  @FieldResolver(() => Int)
+  totalCount(@Root() connection: ConnectionSource<unknown>): Promise<number> {
+    return connection.count();
+  }
+}

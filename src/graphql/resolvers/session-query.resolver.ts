@@ -1,0 +1,44 @@
+import { Arg, Ctx, ID, Int, Query, Resolver } from 'type-graphql';
+import type { SessionOrder } from '../../domain/session';
+import type { SessionRecord } from '../../domain/session';
+import { toConnection, type ConnectionSource } from '../connections';
+import type { GraphQLContext } from '../context';
+import { AgentSessionFilter } from '../inputs/session.input';
+import { AgentSessionOrder } from '../types/enums';
+import { AgentSession, AgentSessionSummaryConnection } from '../types/session.type';
+
+@Resolver()
+export class SessionQueryResolver {
+  @Query(() => AgentSession, { nullable: true })
+  agentSession(@Arg('id', () => ID) id: string, @Ctx() { caller, services }: GraphQLContext): Promise<SessionRecord | null> {
+    return services.sessions.getSession(caller, id);
+  }
+
+  @Query(() => AgentSessionSummaryConnection)
+  async agentSessions(
+    @Ctx() { caller, services }: GraphQLContext,
+    @Arg('filter', () => AgentSessionFilter, { nullable: true }) filter: AgentSessionFilter | null,
+    @Arg('orderBy', () => AgentSessionOrder, { nullable: true, defaultValue: 'LAST_UPDATED_DESC' }) orderBy: SessionOrder | null,
+    @Arg('first', () => Int, { nullable: true, defaultValue: 25 }) first: number | null,
+    @Arg('after', () => String, { nullable: true }) after: string | null,
+  ): Promise<ConnectionSource<SessionRecord>> {
+    const page = await services.sessions.listSessions(caller, filter ?? {}, orderBy ?? 'LAST_UPDATED_DESC', {
+      first: first ?? 25,
+      after: after ?? null,
+    });
+    return toConnection(page, page.totalCount);
+  }
+
+  @Query(() => AgentSessionSummaryConnection, {
+    description: 'Spec DD-003 GetAgentSessionsForUserAsync: owner or participant.',
+  })
+  async agentSessionsForUser(
+    @Ctx() { caller, services }: GraphQLContext,
+    @Arg('userId', () => ID) userId: string,
+    @Arg('first', () => Int, { nullable: true, defaultValue: 25 }) first: number | null,
+    @Arg('after', () => String, { nullable: true }) after: string | null,
+  ): Promise<ConnectionSource<SessionRecord>> {
+    const page = await services.sessions.listSessionsForUser(caller, userId, { first: first ?? 25, after: after ?? null });
+    return toConnection(page, page.totalCount);
+  }
+}

@@ -1,0 +1,86 @@
+import jwt from 'jsonwebtoken';
+import type { Caller } from '../domain/caller';
+import { DomainError } from '../domain/errors';
+
+export interface Authenticated {
+  readonly caller: Caller;
+  /** When the token stops being valid; long-lived sockets close then. */
+  readonly expiresAt: Date;
+}
+
+const unauthenticated = (message: string) => new DomainError('UNAUTHENTICATED', message);
+const MAX_ID = 64;
+const MAX_NAME = 200;
+
+/** Parses an `Authorization: Bearer <jwt>` value (HS256 only) into the caller it names. */
+export function authenticate(authorization: string | undefined | null, secret: string, now = new Date()): Authenticated {
+  if (!authorization) throw unauthenticated('missing bearer token');
+  const match = /^Bearer\s+(\S+)$/i.exec(authorization.trim());
+  if (!match?.[1]) throw unauthenticated('the Authorization header must be "Bearer <token>"');
+  let payload: string | jwt.JwtPayload;
+  try {
+    payload = jwt.verify(match[1], secret, { algorithms: ['HS256'], clockTimestamp: Math.floor(now.getTime() / 1000) });
+  } catch (e) {
+    throw unauthenticated(e instanceof jwt.TokenExpiredError ? 'token expired' : 'invalid token');
+  }
+  if (typeof payload === 'string') throw unauthenticated('invalid token');
+  return { caller: claimsToCaller(payload), expiresAt: new Date(requireExp(payload) * 1000) };
+}
+
+function claimsToCaller(claims: jwt.JwtPayload): Caller {
+  const userId = id(claims.sub, 'sub');
+  const orgId = id(claims.org, 'org');
+  const roles = claims.roles ?? [];
+  if (!Array.isArray(roles) || !roles.every((r): r is string => typeof r === 'string' && r.length <= MAX_ID)) {
+    throw unauthenticated('token claim "roles" must be an array of strings');
+  }
+  return {
+    userId,
+    userName: name(claims.name, userId, 'name'),
+    orgId,
+    orgName: name(claims.orgName, orgId, 'orgName'),
+    roles,
+  };
+}
+
+function requireExp(claims: jwt.JwtPayload): number {
+  if (typeof claims.exp !== 'number') throw unauthenticated('token has no expiry ("exp")');
+  return claims.exp;
+}
+
+function id(value: unknown, claim: string): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ID) {
+    throw unauthenticated(`token claim "${claim}" must be a non-empty string of at most ${MAX_ID} characters`);
+  }
+  return value;
+}
+
+function name(value: unknown, fallback: string, claim: string): string {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || value.length > MAX_NAME) {
+    throw unauthenticated(`token claim "${claim}" must be a string of at most ${MAX_NAME} characters`);
+  }
+  return value || fallback;
+}
+
+export interface TokenClaims {
+  readonly userId: string;
+  readonly userName?: string;
+  readonly orgId: string;
+  readonly orgName?: string;
+  readonly roles?: readonly string[];
+}
+
+/** Issues a token in the shape `authenticate` accepts (local use and tests). */
+export function issueToken(claims: TokenClaims, secret: string, ttlSeconds = 12 * 3600): string {
+  return jwt.sign(
+    {
+      name: claims.userName ?? claims.userId,
+      org: claims.orgId,
+      orgName: claims.orgName ?? claims.orgId,
+      roles: [...(claims.roles ?? [])],
+    },
+    secret,
+    { algorithm: 'HS256', subject: claims.userId, expiresIn: ttlSeconds },
+  );
+}

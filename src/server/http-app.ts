@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { expressMiddleware } from '@as-integrations/express5';
+import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
+import express, { type Express, type Request } from 'express';
+import type { Config } from '../config';
+import { isDomainError } from '../domain/errors';
+import type { Protection } from '../graphql/armor';
+import type { GraphQLContext } from '../graphql/context';
+import { formatError, isExpectedError, toGraphQLError } from '../graphql/error-mapping';
+import { createLoaders } from '../graphql/loaders';
+import { gatewaySchema } from '../graphql/schema';
+import type { Services } from '../graphql/services';
+import type { Logger } from '../logger';
+import { authenticate } from './auth';
+
+/** A named check /readyz runs; it throws when its dependency is not usable. */
+export type ReadinessCheck = () => Promise<void>;
+
+export interface HttpAppDeps {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly services: Services;
+  readonly protection: Protection;
+  readonly readiness: Readonly<Record<string, ReadinessCheck>>;
+  readonly httpServer: Server;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** Express app: GraphQL over HTTP at /graphql, health at /healthz and /readyz. */
+export async function createHttpApp(deps: HttpAppDeps): Promise<{ app: Express; apollo: ApolloServer<GraphQLContext> }> {
+  const { config, logger, services, protection } = deps;
+  const apollo = new ApolloServer<GraphQLContext>({
+    schema: gatewaySchema(),
+    introspection: !config.isProduction,
+    hideSchemaDetailsFromClientErrors: config.isProduction,
+    includeStacktraceInErrorResponses: false,
+    allowBatchedHttpRequests: false,
+    csrfPrevention: true,
+    validationRules: protection.validationRules,
+    formatError,
+    logger,
+    plugins: [
+      ApolloServerPluginDrainHttpServer({ httpServer: deps.httpServer }),
+      ApolloServerPluginCacheControlDisabled(),
+      ...protection.plugins,
+      errorLogging(logger),
+    ],
+  });
+  await apollo.start();
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok', uptimeSeconds: Math.round(process.uptime()) });
+  });
+
+  app.get('/readyz', async (_req, res) => {
+    const checks: Record<string, string> = {};
+    await Promise.all(
+      Object.entries(deps.readiness).map(async ([name, check]) => {
+        try {
+          await check();
+          checks[name] = 'ok';
+        } catch (e) {
+          logger.warn({ err: e, check: name }, 'readiness check failed');
+          checks[name] = 'unavailable';
+        }
+      }),
+    );
+    const ready = Object.values(checks).every((v) => v === 'ok');
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
+  });
+
+  app.use(
+    '/graphql',
+    express.json({ limit: config.limits.bodyLimitBytes }),
+    expressMiddleware(apollo, {
+      context: async ({ req, res }) => {
+        const requestId = requestIdOf(req);
+        res.setHeader('x-request-id', requestId);
+        try {
+          const { caller } = authenticate(req.headers.authorization, config.jwtSecret);
+          return { caller, services, loaders: createLoaders(caller, services), requestId };
+        } catch (e) {
+          throw isDomainError(e) ? toGraphQLError(e) : e;
+        }
+      },
+    }),
+  );
+  return { app, apollo };
+}
+
+function requestIdOf(req: Request): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+/** Unexpected errors are masked for the client (formatError) and logged here with the request id. */
+function errorLogging(logger: Logger): ApolloServerPlugin<GraphQLContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async didEncounterErrors({ errors, contextValue, operationName }) {
+          for (const error of errors) {
+            if (isExpectedError(error)) continue;
+            logger.error(
+              { err: error.originalError ?? error, requestId: contextValue.requestId, operationName, path: error.path },
+              'unexpected error while executing a GraphQL operation',
+            );
+          }
+        },
+      };
+    },
+  };
+}
