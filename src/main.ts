@@ -26,12 +26,17 @@ export interface Gateway {
  * The composition root: configuration picks every adapter (a URL set means the real
  * system, none means the embedded default) and nothing below here knows which it got.
  */
-export async function createGateway(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<Gateway> {
+export async function createGateway(
+  config: Config,
+  logger: Logger = createLogger(config.logLevel),
+  hooks: { onQuery?: (sql: string) => void } = {},
+): Promise<Gateway> {
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.dbPoolSize,
     logger,
+    ...(hooks.onQuery ? { onQuery: hooks.onQuery } : {}),
   });
   const events = new InProcessTurnEvents();
   const services: Services = {

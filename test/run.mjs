@@ -59,12 +59,13 @@ if (problems.length && ci) {
 }
 
 const args = process.argv.slice(2);
-if (!args.includes('--no-typecheck')) {
-  const tsc = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '--noEmit', '-p', 'tsconfig.json'], {
-    stdio: 'inherit',
-  });
-  if (tsc.status !== 0) process.exit(tsc.status ?? 1);
-}
+const tsc = (...tscArgs) => {
+  const result = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), ...tscArgs], { stdio: 'inherit' });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+};
+if (!args.includes('--no-typecheck')) tsc('--noEmit', '-p', 'tsconfig.json');
+// The end-to-end suites run the built server and CLIs, as `npm start` does.
+tsc('-p', 'tsconfig.build.json');
 const jest = spawnSync(process.execPath, [require.resolve('jest/bin/jest'), ...args.filter((a) => a !== '--no-typecheck')], {
   stdio: 'inherit',
   env,

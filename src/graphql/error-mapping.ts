@@ -49,10 +49,12 @@ export function toGraphQLError(error: DomainError): GraphQLError {
 export function isExpectedError(error: unknown): boolean {
   const original = unwrapResolverError(error);
   if (original instanceof DomainError) return true;
-  if (original instanceof GraphQLError && !original.originalError) {
-    return PROTOCOL_CODES.has(String(original.extensions.code ?? 'GRAPHQL_VALIDATION_FAILED'));
-  }
-  return false;
+  if (!(original instanceof GraphQLError)) return false;
+  // Parse, validation and variable errors: made by GraphQL itself, about the request.
+  const cause = original.originalError;
+  if (cause && !(cause instanceof GraphQLError)) return false;
+  const code = original.extensions.code;
+  return typeof code === 'string' ? PROTOCOL_CODES.has(code) : original.path === undefined;
 }
 
 /** Apollo `formatError`: domain errors get their code, internals never leave the process. */

@@ -123,7 +123,7 @@ export function sessionEntities(dialect: Dialect) {
       orgName: { ...varchar(200), name: 'org_name' },
       ownerUserId: { ...varchar(64), name: 'owner_user_id' },
       ownerUserName: { ...varchar(200), name: 'owner_user_name' },
-      name: varchar(200),
+      name: { ...varchar(200), ...t.caseInsensitive },
       key: { ...varchar(100, true), name: 'session_key' },
       description: { type: t.text, nullable: true },
       isPublic: { type: 'boolean', name: 'is_public', default: false },

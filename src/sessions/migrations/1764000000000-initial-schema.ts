@@ -49,7 +49,7 @@ export class InitialSchema1764000000000 implements MigrationInterface {
           str('org_name', 200),
           str('owner_user_id', 64),
           str('owner_user_name', 200),
-          str('name', 200),
+          { ...str('name', 200), ...t.caseInsensitive },
           str('session_key', 100, true),
           text('description', true),
           bool('is_public'),

@@ -1,0 +1,24 @@
+/** Identifies one turn's output stream. */
+export interface TurnRef {
+  readonly orgId: string;
+  readonly sessionId: string;
+  readonly turnId: string;
+}
+
+/** One piece of answer text as the LLM streams it; `index` is 0-based and gap-free per turn. */
+export interface TurnOutputDelta extends TurnRef {
+  readonly index: number;
+  readonly textDelta: string;
+}
+
+/**
+ * Where the orchestrator writes streamed answer text. The live-subscription side decides how
+ * deltas reach subscribers (and late joiners); the orchestrator only appends and ends.
+ */
+export interface TurnOutputSink {
+  append(delta: TurnOutputDelta): void;
+  /** The turn left PENDING (or stopped streaming for a tool continuation): the stream is complete. */
+  end(turn: TurnRef): void;
+}
+
+export const discardOutput: TurnOutputSink = { append: () => undefined, end: () => undefined };

@@ -1,0 +1,29 @@
+import type { ChunkRef } from '../domain/turn';
+
+/** What the orchestrator asks the vector store for, per instruction (spec 001 sections 3, 4). */
+export interface RetrievalRequest {
+  readonly orgId: string;
+  /** The agent context's vectorCollection. */
+  readonly collection: string;
+  readonly query: string;
+  readonly repo: string | null;
+  readonly language: string | null;
+  /** Request-only path prefix derived from the workspace scope; never stored in vector payloads. */
+  readonly pathPrefix: string | null;
+  readonly limit: number;
+}
+
+/** A chunk as retrieved: its reference (recorded on the turn) and its text (sent to the LLM). */
+export interface RetrievedChunk {
+  readonly ref: ChunkRef;
+  readonly text: string;
+  readonly language: string | null;
+}
+
+/** Port: the orchestrator's only view of retrieval. Adapters: Qdrant, the embedded index. */
+export interface Retriever {
+  retrieve(request: RetrievalRequest): Promise<RetrievedChunk[]>;
+}
+
+/** Used until a vector store is configured: retrieval finds nothing, and says so by returning []. */
+export const noRetrieval: Retriever = { retrieve: async () => [] };

@@ -1,0 +1,116 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+
+const nested = (depth: number): string => (depth === 0 ? 'id' : `lastTurn { session { ${nested(depth - 1)} } }`);
+
+describe('abuse limits and transport rules', () => {
+  let t: TestGateway;
+  let token: string;
+  beforeAll(async () => {
+    t = await startTestGateway();
+    token = t.token({ userId: 'alice' });
+  });
+  afterAll(() => t.close());
+
+  const firstError = async (query: string) => (await t.gql(token, query)).body.errors?.[0];
+
+  it('accepts an ordinary query', async () => {
+    expect((await t.gql(token, `{ agentSessions(first: 5) { edges { node { ${nested(2)} } } } }`)).body.errors).toBeUndefined();
+  });
+
+  it('refuses queries that are too deep', async () => {
+    const error = await firstError(`{ agentSessions { edges { node { ${nested(6)} } } } }`);
+    expect(error?.message).toMatch(/depth/i);
+    expect(error?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+  });
+
+  it('refuses too many aliases', async () => {
+    const aliases = Array.from({ length: 20 }, (_, i) => `a${i}: me { roles }`).join(' ');
+    expect((await firstError(`{ ${aliases} }`))?.message).toMatch(/aliases/i);
+  });
+
+  it('refuses documents with too many tokens', async () => {
+    const fields = Array.from({ length: 2100 }, () => '__typename').join(' ');
+    expect((await firstError(`{ ${fields} }`))?.message).toMatch(/token/i);
+  });
+
+  it('refuses queries over the cost limit', async () => {
+    const wide = Array.from({ length: 12 }, (_, i) => `s${i}: agentSessions(first: 100) { edges { node { participants { id text } lastTurn { id } } } }`).join(' ');
+    const error = await firstError(`{ ${wide} }`);
+    expect(error?.message).toMatch(/cost|aliases/i);
+  });
+
+  it('refuses batched HTTP requests', async () => {
+    const res = await fetch(`${t.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify([{ query: '{ me { roles } }' }, { query: '{ me { roles } }' }]),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toMatch(/batch/i);
+  });
+
+  it('blocks requests a browser could send cross-site without a preflight (CSRF)', async () => {
+    const simple = await fetch(`${t.url}/graphql?query=${encodeURIComponent('{ me { roles } }')}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(simple.status).toBe(400);
+    const form = await fetch(`${t.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query: '{ me { roles } }' }),
+    });
+    expect(form.status).toBe(400);
+    const preflighted = await fetch(`${t.url}/graphql?query=${encodeURIComponent('{ me { roles } }')}`, {
+      headers: { authorization: `Bearer ${token}`, 'apollo-require-preflight': 'true' },
+    });
+    expect(await preflighted.json()).toEqual({ data: { me: { roles: [] } } });
+  });
+
+  it('offers introspection and suggestions outside production', async () => {
+    expect((await t.gql(token, '{ __schema { queryType { name } } }')).body.data).toEqual({ __schema: { queryType: { name: 'Query' } } });
+    expect((await firstError('{ agentSesions { totalCount } }'))?.message).toMatch(/Did you mean/);
+  });
+});
+
+describe('NODE_ENV=production', () => {
+  let t: TestGateway;
+  let token: string;
+  const logLines: Record<string, unknown>[] = [];
+  beforeAll(async () => {
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        logLines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+        done();
+      },
+    });
+    t = await startTestGateway({ env: { NODE_ENV: 'production' }, logger: pino({ level: 'error' }, sink) });
+    token = t.token({ userId: 'alice' });
+  });
+  afterAll(() => t.close());
+
+  it('refuses introspection', async () => {
+    const res = await t.gql(token, '{ __schema { types { name } } }');
+    expect(res.body.data ?? null).toBeNull();
+    expect(res.body.errors?.[0]?.message).toMatch(/introspection/i);
+  });
+
+  it('gives no field suggestions', async () => {
+    const res = await t.gql(token, '{ agentSesions { totalCount } }');
+    expect(res.body.errors?.[0]?.message).not.toMatch(/Did you mean|agentSessions/);
+  });
+
+  it('masks unexpected errors and logs them with the request id', async () => {
+    await t.gateway.db.dataSource.destroy();
+    const res = await t.gql(token, '{ agentSessions { totalCount } }');
+    const error = res.body.errors?.[0];
+    expect(error?.message).toBe('Internal server error');
+    expect(error?.extensions).toEqual({ code: 'INTERNAL_SERVER_ERROR' });
+    expect(JSON.stringify(res.body)).not.toMatch(/typeorm|sql|stack|at \w+ \(/i);
+    const requestId = res.headers.get('x-request-id');
+    expect(requestId).toBeTruthy();
+    expect(logLines.some((l) => l.requestId === requestId && l.level === 50)).toBe(true);
+    await t.gateway.db.dataSource.initialize();
+  });
+});
