@@ -107,7 +107,7 @@ describe('agentSessions', () => {
       const seen: string[] = [];
       let after: string | null = null;
       for (let i = 0; i < 10; i++) {
-        const res = await t.gql<ListData>(tokenOf(boss), LIST, { orderBy, first: 2, after });
+        const res: { body: { data?: ListData | null } } = await t.gql<ListData>(tokenOf(boss), LIST, { orderBy, first: 2, after });
         const conn = res.body.data!.agentSessions;
         expect(conn.totalCount).toBe(7);
         seen.push(...conn.edges.map((e) => e.node.name));
