@@ -2,6 +2,7 @@ import jwt from 'jsonwebtoken';
 import type { Caller } from '../../src/domain/caller';
 import type { SessionRecord } from '../../src/domain/session';
 import { admin, user } from '../support/callers';
+import { RenameSessionDocument, SessionDetailDocument, SessionListDocument } from '../generated/operations';
 import { startTestGateway, TEST_SECRET, type TestGateway } from '../support/gateway';
 
 let t: TestGateway;
@@ -271,5 +272,17 @@ describe('contexts', () => {
       input: { ...base, tools: [{ name: 'read_file', parametersJson: '{ "type": "object" }' }] },
     });
     expect(ok.body.data).toMatchObject({ upsertConversationContext: { tools: [{ name: 'read_file', parametersJson: '{"type":"object"}' }] } });
+  });
+});
+
+describe('typed operations (codegen)', () => {
+  it('renames a session and reads it back with the generated documents', async () => {
+    const s = aliceSessions[2]!;
+    const renamed = await t.op(tokenOf(alice), RenameSessionDocument, { id: s.id, name: 'charlie renamed' });
+    expect(renamed.body.data?.updateAgentSession).toEqual({ id: s.id, name: 'charlie renamed' });
+    const detail = await t.op(tokenOf(alice), SessionDetailDocument, { id: s.id });
+    expect(detail.body.data?.agentSession).toMatchObject({ name: 'charlie renamed', turns: { totalCount: 0, edges: [] }, participants: [{ id: 'alice' }] });
+    const list = await t.op(tokenOf(alice), SessionListDocument, { filter: { search: 'renamed' } });
+    expect(list.body.data?.agentSessions.edges.map((e) => e.node.name)).toEqual(['charlie renamed']);
   });
 });

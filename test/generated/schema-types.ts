@@ -1,0 +1,361 @@
+export type Maybe<T> = T | null;
+export type InputMaybe<T> = Maybe<T>;
+/** All built-in and custom scalars, mapped to their actual values */
+export type Scalars = {
+  ID: { input: string; output: string; }
+  String: { input: string; output: string; }
+  Boolean: { input: boolean; output: boolean; }
+  Int: { input: number; output: number; }
+  Float: { input: number; output: number; }
+  /** A date-time string at UTC, such as 2007-12-03T10:15:30Z, compliant with the `date-time` format outlined in section 5.6 of the RFC 3339 profile of the ISO 8601 standard for representation of dates and times using the Gregorian calendar.This scalar is serialized to a string in ISO 8601 format and parsed from a string in ISO 8601 format. */
+  DateTimeISO: { input: string; output: string; }
+};
+
+/** Which vector collection and LLM environment a session uses. */
+export type AgentContext = {
+  __typename?: 'AgentContext';
+  defaultModel: Scalars['String']['output'];
+  description?: Maybe<Scalars['String']['output']>;
+  id: Scalars['ID']['output'];
+  name: Scalars['String']['output'];
+  vectorCollection: Scalars['String']['output'];
+};
+
+export type AgentContextInput = {
+  defaultModel: Scalars['String']['input'];
+  description?: InputMaybe<Scalars['String']['input']>;
+  id?: InputMaybe<Scalars['ID']['input']>;
+  name: Scalars['String']['input'];
+  vectorCollection: Scalars['String']['input'];
+};
+
+export type AgentSession = {
+  __typename?: 'AgentSession';
+  agentContext?: Maybe<AgentContext>;
+  agentContextId: Scalars['ID']['output'];
+  agentContextName?: Maybe<Scalars['String']['output']>;
+  category?: Maybe<Scalars['String']['output']>;
+  conversationContext?: Maybe<ConversationContext>;
+  conversationContextId?: Maybe<Scalars['ID']['output']>;
+  conversationContextName?: Maybe<Scalars['String']['output']>;
+  creationDate: Scalars['DateTimeISO']['output'];
+  defaultLanguage?: Maybe<Scalars['String']['output']>;
+  description?: Maybe<Scalars['String']['output']>;
+  id: Scalars['ID']['output'];
+  isDeleted: Scalars['Boolean']['output'];
+  isDraft: Scalars['Boolean']['output'];
+  isPublic: Scalars['Boolean']['output'];
+  key?: Maybe<Scalars['String']['output']>;
+  lastTurn?: Maybe<AgentSessionTurn>;
+  lastUpdatedDate: Scalars['DateTimeISO']['output'];
+  name: Scalars['String']['output'];
+  ownerOrganization: EntityHeader;
+  ownerUser: EntityHeader;
+  /** Owner plus every user who created a turn in the session. */
+  participants: Array<EntityHeader>;
+  repo?: Maybe<Scalars['String']['output']>;
+  summary: AgentSessionSummary;
+  turnCount: Scalars['Int']['output'];
+  /** Ordered by sequenceNumber ascending. Forward pagination. */
+  turns: AgentSessionTurnConnection;
+  /** Sum over the session's turns. */
+  usage: TurnUsage;
+  workspaceId?: Maybe<Scalars['String']['output']>;
+};
+
+
+export type AgentSessionTurnsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  status?: InputMaybe<AgentSessionTurnStatus>;
+};
+
+export type AgentSessionActiveFileRef = {
+  __typename?: 'AgentSessionActiveFileRef';
+  contentHash: Scalars['String']['output'];
+  isTouched: Scalars['Boolean']['output'];
+  path: Scalars['String']['output'];
+  sizeBytes: Scalars['Int']['output'];
+  wasSentToLLM: Scalars['Boolean']['output'];
+  wasTooLargeToSend: Scalars['Boolean']['output'];
+};
+
+export type AgentSessionChunkRef = {
+  __typename?: 'AgentSessionChunkRef';
+  chunkId: Scalars['ID']['output'];
+  contentHash: Scalars['String']['output'];
+  endLine: Scalars['Int']['output'];
+  path: Scalars['String']['output'];
+  score?: Maybe<Scalars['Float']['output']>;
+  startLine: Scalars['Int']['output'];
+};
+
+export type AgentSessionFilter = {
+  agentContextId?: InputMaybe<Scalars['ID']['input']>;
+  conversationContextId?: InputMaybe<Scalars['ID']['input']>;
+  /** Admins only; others get FORBIDDEN. */
+  includeDeleted?: InputMaybe<Scalars['Boolean']['input']>;
+  lastTurnStatus?: InputMaybe<AgentSessionTurnStatus>;
+  ownerUserId?: InputMaybe<Scalars['ID']['input']>;
+  /** Sessions owned by this user OR in which this user created any turn (spec DD-003). */
+  participantId?: InputMaybe<Scalars['ID']['input']>;
+  repo?: InputMaybe<Scalars['String']['input']>;
+  /** Case-insensitive substring of the session name. */
+  search?: InputMaybe<Scalars['String']['input']>;
+  updatedAfter?: InputMaybe<Scalars['DateTimeISO']['input']>;
+  updatedBefore?: InputMaybe<Scalars['DateTimeISO']['input']>;
+  workspaceId?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type AgentSessionOrder =
+  | 'CREATED_DESC'
+  | 'LAST_UPDATED_ASC'
+  | 'LAST_UPDATED_DESC'
+  | 'NAME_ASC';
+
+export type AgentSessionPatch = {
+  category?: InputMaybe<Scalars['String']['input']>;
+  description?: InputMaybe<Scalars['String']['input']>;
+  isPublic?: InputMaybe<Scalars['Boolean']['input']>;
+  name?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** List-view projection of a session (spec DD-003 / DD-007). */
+export type AgentSessionSummary = {
+  __typename?: 'AgentSessionSummary';
+  agentContext?: Maybe<AgentContext>;
+  agentContextId: Scalars['ID']['output'];
+  agentContextName?: Maybe<Scalars['String']['output']>;
+  category?: Maybe<Scalars['String']['output']>;
+  conversationContext?: Maybe<ConversationContext>;
+  conversationContextId?: Maybe<Scalars['ID']['output']>;
+  conversationContextName?: Maybe<Scalars['String']['output']>;
+  description?: Maybe<Scalars['String']['output']>;
+  id: Scalars['ID']['output'];
+  isPublic: Scalars['Boolean']['output'];
+  key?: Maybe<Scalars['String']['output']>;
+  lastTurn?: Maybe<AgentSessionTurn>;
+  lastTurnDate?: Maybe<Scalars['DateTimeISO']['output']>;
+  lastTurnStatus?: Maybe<AgentSessionTurnStatus>;
+  lastUpdatedDate: Scalars['DateTimeISO']['output'];
+  name: Scalars['String']['output'];
+  ownerUser: EntityHeader;
+  /** Owner plus every user who created a turn in the session. */
+  participants: Array<EntityHeader>;
+  turnCount: Scalars['Int']['output'];
+};
+
+export type AgentSessionSummaryConnection = {
+  __typename?: 'AgentSessionSummaryConnection';
+  edges: Array<AgentSessionSummaryEdge>;
+  pageInfo: PageInfo;
+  totalCount: Scalars['Int']['output'];
+};
+
+export type AgentSessionSummaryEdge = {
+  __typename?: 'AgentSessionSummaryEdge';
+  cursor: Scalars['String']['output'];
+  node: AgentSessionSummary;
+};
+
+export type AgentSessionTurn = {
+  __typename?: 'AgentSessionTurn';
+  activeFileRefs: Array<AgentSessionActiveFileRef>;
+  agentAnswerSummary?: Maybe<Scalars['String']['output']>;
+  chunkRefs: Array<AgentSessionChunkRef>;
+  conversationId?: Maybe<Scalars['String']['output']>;
+  createdByUser: EntityHeader;
+  creationDate: Scalars['DateTimeISO']['output'];
+  errors: Array<Scalars['String']['output']>;
+  fullAgentAnswerUrl?: Maybe<Scalars['String']['output']>;
+  fullInstructionUrl?: Maybe<Scalars['String']['output']>;
+  id: Scalars['ID']['output'];
+  instructionSummary: Scalars['String']['output'];
+  mode: Scalars['String']['output'];
+  openAIChainExpiresDate?: Maybe<Scalars['DateTimeISO']['output']>;
+  openAIModel?: Maybe<Scalars['String']['output']>;
+  openAIRequestPayloadUrl?: Maybe<Scalars['String']['output']>;
+  openAIResponseId?: Maybe<Scalars['String']['output']>;
+  openAIResponsePayloadUrl?: Maybe<Scalars['String']['output']>;
+  openAIResponseReceivedDate?: Maybe<Scalars['DateTimeISO']['output']>;
+  /** Client tool calls this PENDING turn is waiting on (AGN-033 continuation); empty otherwise. */
+  pendingToolCalls: Array<ToolCall>;
+  previousOpenAIResponseId?: Maybe<Scalars['String']['output']>;
+  sequenceNumber: Scalars['Int']['output'];
+  session: AgentSession;
+  sessionId: Scalars['ID']['output'];
+  status: AgentSessionTurnStatus;
+  statusTimeStamp: Scalars['DateTimeISO']['output'];
+  usage?: Maybe<TurnUsage>;
+  warnings: Array<Scalars['String']['output']>;
+};
+
+export type AgentSessionTurnConnection = {
+  __typename?: 'AgentSessionTurnConnection';
+  edges: Array<AgentSessionTurnEdge>;
+  pageInfo: PageInfo;
+  totalCount: Scalars['Int']['output'];
+};
+
+export type AgentSessionTurnEdge = {
+  __typename?: 'AgentSessionTurnEdge';
+  cursor: Scalars['String']['output'];
+  node: AgentSessionTurn;
+};
+
+export type AgentSessionTurnStatus =
+  | 'CANCELLED'
+  | 'COMPLETED'
+  | 'FAILED'
+  | 'PENDING';
+
+/** System prompt, model, temperature and client tools of a conversation. */
+export type ConversationContext = {
+  __typename?: 'ConversationContext';
+  description?: Maybe<Scalars['String']['output']>;
+  id: Scalars['ID']['output'];
+  model?: Maybe<Scalars['String']['output']>;
+  name: Scalars['String']['output'];
+  systemPrompt: Scalars['String']['output'];
+  temperature?: Maybe<Scalars['Float']['output']>;
+  /** Tools the CLIENT executes (AGN-033 continuation). The server may add built-in server tools. */
+  tools: Array<ToolDefinition>;
+};
+
+export type ConversationContextInput = {
+  description?: InputMaybe<Scalars['String']['input']>;
+  id?: InputMaybe<Scalars['ID']['input']>;
+  model?: InputMaybe<Scalars['String']['input']>;
+  name: Scalars['String']['input'];
+  systemPrompt: Scalars['String']['input'];
+  temperature?: InputMaybe<Scalars['Float']['input']>;
+  tools?: InputMaybe<Array<ToolDefinitionInput>>;
+};
+
+/** A reference to another entity: its id and a display text (spec: EntityHeader). */
+export type EntityHeader = {
+  __typename?: 'EntityHeader';
+  id: Scalars['ID']['output'];
+  text: Scalars['String']['output'];
+};
+
+export type Mutation = {
+  __typename?: 'Mutation';
+  /** Soft delete (isDeleted = true). */
+  deleteAgentSession: Scalars['Boolean']['output'];
+  updateAgentSession: AgentSession;
+  /** Admin only. */
+  upsertAgentContext: AgentContext;
+  /** Admin only. */
+  upsertConversationContext: ConversationContext;
+};
+
+
+export type MutationDeleteAgentSessionArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type MutationUpdateAgentSessionArgs = {
+  id: Scalars['ID']['input'];
+  patch: AgentSessionPatch;
+};
+
+
+export type MutationUpsertAgentContextArgs = {
+  input: AgentContextInput;
+};
+
+
+export type MutationUpsertConversationContextArgs = {
+  input: ConversationContextInput;
+};
+
+export type PageInfo = {
+  __typename?: 'PageInfo';
+  endCursor?: Maybe<Scalars['String']['output']>;
+  hasNextPage: Scalars['Boolean']['output'];
+};
+
+export type Query = {
+  __typename?: 'Query';
+  agentContexts: Array<AgentContext>;
+  agentSession?: Maybe<AgentSession>;
+  /** TurnId is only valid inside its session (AGN-033 3.1). */
+  agentSessionTurn?: Maybe<AgentSessionTurn>;
+  agentSessions: AgentSessionSummaryConnection;
+  /** Spec DD-003 GetAgentSessionsForUserAsync: owner or participant. */
+  agentSessionsForUser: AgentSessionSummaryConnection;
+  conversationContexts: Array<ConversationContext>;
+  lastAgentSessionTurn?: Maybe<AgentSessionTurn>;
+  me: Viewer;
+};
+
+
+export type QueryAgentSessionArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type QueryAgentSessionTurnArgs = {
+  sessionId: Scalars['ID']['input'];
+  turnId: Scalars['ID']['input'];
+};
+
+
+export type QueryAgentSessionsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  filter?: InputMaybe<AgentSessionFilter>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  orderBy?: InputMaybe<AgentSessionOrder>;
+};
+
+
+export type QueryAgentSessionsForUserArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  userId: Scalars['ID']['input'];
+};
+
+
+export type QueryLastAgentSessionTurnArgs = {
+  sessionId: Scalars['ID']['input'];
+};
+
+export type ToolCall = {
+  __typename?: 'ToolCall';
+  argumentsJson: Scalars['String']['output'];
+  name: Scalars['String']['output'];
+  toolCallId: Scalars['ID']['output'];
+};
+
+export type ToolDefinition = {
+  __typename?: 'ToolDefinition';
+  description?: Maybe<Scalars['String']['output']>;
+  name: Scalars['String']['output'];
+  /** JSON Schema of the arguments, as a JSON string. */
+  parametersJson: Scalars['String']['output'];
+};
+
+export type ToolDefinitionInput = {
+  description?: InputMaybe<Scalars['String']['input']>;
+  name: Scalars['String']['input'];
+  parametersJson: Scalars['String']['input'];
+};
+
+export type TurnUsage = {
+  __typename?: 'TurnUsage';
+  estimatedCostUsd?: Maybe<Scalars['Float']['output']>;
+  inputTokens: Scalars['Int']['output'];
+  /** True when the provider reported no token counts (for a session: for some turn) and they were estimated as ceil(characters / 4). */
+  isEstimated: Scalars['Boolean']['output'];
+  outputTokens: Scalars['Int']['output'];
+  totalTokens: Scalars['Int']['output'];
+};
+
+export type Viewer = {
+  __typename?: 'Viewer';
+  organization: EntityHeader;
+  roles: Array<Scalars['String']['output']>;
+  user: EntityHeader;
+};
