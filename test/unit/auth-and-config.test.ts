@@ -1,0 +1,63 @@
+import jwt from 'jsonwebtoken';
+import { ConfigError, DEVELOPMENT_JWT_SECRET, loadConfig } from '../../src/config';
+import { authenticate, issueToken } from '../../src/server/auth';
+
+const SECRET = 'unit-secret';
+
+describe('authenticate', () => {
+  it('turns a valid token into the caller it names, with its expiry', () => {
+    const token = issueToken({ userId: 'u1', userName: 'User 1', orgId: 'acme', orgName: 'Acme', roles: ['admin'] }, SECRET, 60);
+    const { caller, expiresAt } = authenticate(`Bearer ${token}`, SECRET);
+    expect(caller).toEqual({ userId: 'u1', userName: 'User 1', orgId: 'acme', orgName: 'Acme', roles: ['admin'] });
+    expect(expiresAt.getTime()).toBeGreaterThan(Date.now());
+  });
+
+  it('defaults display names to the ids', () => {
+    const token = jwt.sign({ org: 'acme' }, SECRET, { subject: 'u1', expiresIn: 60 });
+    expect(authenticate(`bearer ${token}`, SECRET).caller).toMatchObject({ userName: 'u1', orgName: 'acme', roles: [] });
+  });
+
+  it.each([
+    ['no header', undefined],
+    ['another scheme', `Basic ${Buffer.from('a:b').toString('base64')}`],
+    ['HS512', `Bearer ${jwt.sign({ sub: 'u', org: 'o' }, SECRET, { algorithm: 'HS512', expiresIn: 60 })}`],
+    ['no exp', `Bearer ${jwt.sign({ sub: 'u', org: 'o' }, SECRET)}`],
+    ['roles not strings', `Bearer ${jwt.sign({ sub: 'u', org: 'o', roles: [1] }, SECRET, { expiresIn: 60 })}`],
+    ['an empty sub', `Bearer ${jwt.sign({ sub: '', org: 'o' }, SECRET, { expiresIn: 60 })}`],
+    ['an over-long org', `Bearer ${jwt.sign({ sub: 'u', org: 'o'.repeat(65) }, SECRET, { expiresIn: 60 })}`],
+  ])('refuses %s as UNAUTHENTICATED', (_what, header) => {
+    expect(() => authenticate(header, SECRET)).toThrow(expect.objectContaining({ code: 'UNAUTHENTICATED' }));
+  });
+
+  it('says when a token expired', () => {
+    const token = issueToken({ userId: 'u', orgId: 'o' }, SECRET, 1);
+    expect(() => authenticate(`Bearer ${token}`, SECRET, new Date(Date.now() + 5000))).toThrow('token expired');
+  });
+});
+
+describe('loadConfig', () => {
+  it('runs on embedded defaults with no environment at all', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ port: 4000, host: '0.0.0.0', databaseUrl: null, jwtSecret: DEVELOPMENT_JWT_SECRET, jwtSecretIsDefault: true });
+    expect(c.dataDir).toMatch(/data$/);
+  });
+
+  it('refuses production without a real JWT secret', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(ConfigError);
+    expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 's'.repeat(32) }).isProduction).toBe(true);
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['DATABASE_URL', 'postgres://x'],
+    ['NODE_ENV', 'staging'],
+    ['GRAPHQL_MAX_DEPTH', '0'],
+  ])('names %s when its value %p does not parse', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+  });
+
+  it('accepts mariadb:// as a MySQL URL', () => {
+    expect(loadConfig({ DATABASE_URL: 'mariadb://root@db:3306/gw' }).databaseUrl).toBe('mysql://root@db:3306/gw');
+  });
+});
