@@ -3,6 +3,8 @@
 // Without MySQL or Redis the suites that need them are skipped and listed; with CI=true a
 // missing service fails the run before any test starts.
 import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 
@@ -49,8 +51,30 @@ const redisError = await probeRedis(env.TEST_REDIS_URL);
 env.GATEWAY_TEST_REDIS_OK = redisError ? '0' : '1';
 if (redisError) problems.push(`Redis at ${env.TEST_REDIS_URL}: ${redisError}`);
 
+/** The suites that declare they need a service, found by their describeWith* blocks. */
+function suitesNeeding(helper) {
+  const found = [];
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.test.ts')) {
+        for (const m of readFileSync(path, 'utf8').matchAll(new RegExp(`${helper}\\(\\s*'([^']+)'`, 'g'))) {
+          found.push(`${relative(process.cwd(), path)}: ${m[1]}`);
+        }
+      }
+    }
+  };
+  walk('test');
+  return found;
+}
+
+const skipped = [
+  ...(mysqlError ? suitesNeeding('describeWithMysql') : []),
+  ...(redisError ? suitesNeeding('describeWithRedis') : []),
+];
 const banner = problems.length
-  ? `Integration suites that need these services are SKIPPED (marked [skipped: ...] below):\n  - ${problems.join('\n  - ')}`
+  ? `Missing services:\n  - ${problems.join('\n  - ')}\nThese suites are SKIPPED:\n  - ${skipped.join('\n  - ') || '(none)'}`
   : `Using MySQL at ${env.TEST_MYSQL_URL} and Redis at ${env.TEST_REDIS_URL}.`;
 console.log(banner);
 if (problems.length && ci) {
