@@ -284,6 +284,7 @@ export class SessionManager {
   /** DD-003 GetAgentSessionsAsync: the sessions visible to the caller, filtered and ordered. */
   async listSessions(caller: Caller, filter: SessionFilter, order: SessionOrder, page: PageRequest): Promise<SessionPage> {
     const first = assertPageSize(page.first);
+    checkFilter(filter);
     const base = () => {
       const qb = this.db.dataSource.manager.createQueryBuilder(this.db.entities.sessions, 's');
       applyFilter(qb, caller, filter);
@@ -530,6 +531,15 @@ export class SessionManager {
     });
     return event;
   }
+}
+
+/** Over-long filter values are refused rather than silently matching nothing. */
+function checkFilter(filter: SessionFilter): void {
+  const ids = ['participantId', 'ownerUserId', 'agentContextId', 'conversationContextId'] as const;
+  for (const field of ids) optionalText(field, filter[field], LIMITS.id);
+  optionalText('workspaceId', filter.workspaceId, LIMITS.shortText);
+  optionalText('repo', filter.repo, LIMITS.shortText);
+  optionalText('search', filter.search, LIMITS.search);
 }
 
 function applyTransition(row: TurnRow, change: Transition, now: Date): TurnRow {
