@@ -113,3 +113,25 @@ export interface TurnCancellation {
   readonly fullAgentAnswerUrl?: string | null;
   readonly agentAnswerSummary?: string | null;
 }
+
+/** A PENDING turn that now waits for the client to run these tools (AGN-033 continuation). */
+export interface TurnToolPause {
+  readonly toolCalls: readonly ToolCall[];
+  /** The provider response that asked for the calls; the continuation chains onto it. */
+  readonly openAIResponseId: string;
+  readonly openAIChainExpiresDate: Date;
+  /** After this the turn is FAILED by the sweeper (TOOL_RESULT_TIMEOUT_SECONDS). */
+  readonly waitUntil: Date;
+  /** Usage of the provider calls made for the turn so far. */
+  readonly usage: TurnUsage | null;
+  readonly openAIRequestPayloadUrl: string | null;
+  readonly openAIResponsePayloadUrl: string | null;
+}
+
+/** A PENDING turn whose lease ran out: its instance died, or its client never sent tool results. */
+export interface ExpiredTurn {
+  readonly orgId: string;
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly waitingForToolResults: boolean;
+}

@@ -24,3 +24,13 @@ export function canRead(caller: Caller, session: SessionAccessFacts, isParticipa
 export function canManage(caller: Caller, session: SessionAccessFacts): boolean {
   return session.orgId === caller.orgId && (isAdmin(caller) || session.ownerUserId === caller.userId);
 }
+
+/** Stopping a turn is for its author, the session's owner and the org's admins. */
+export function canCancelTurn(
+  caller: Caller,
+  session: Pick<SessionAccessFacts, 'orgId' | 'ownerUserId'>,
+  turn: { readonly createdByUser: { readonly id: string } },
+): boolean {
+  if (session.orgId !== caller.orgId) return false;
+  return isAdmin(caller) || turn.createdByUser.id === caller.userId || session.ownerUserId === caller.userId;
+}

@@ -5,6 +5,7 @@ import { DataSource, type EntityManager, type Logger as OrmLogger } from 'typeor
 import { contextEntities, type ContextEntities } from '../contexts/context.entities';
 import type { Logger } from '../logger';
 import { dialectOf, type Dialect } from './dialect';
+import { idempotencyEntities, type IdempotencyEntities } from './idempotency.entities';
 import { migrations } from './migrations';
 import { sessionEntities, type SessionEntities } from './session.entities';
 
@@ -21,7 +22,7 @@ export interface DatabaseOptions {
 export interface Database {
   readonly dataSource: DataSource;
   readonly dialect: Dialect;
-  readonly entities: SessionEntities & ContextEntities;
+  readonly entities: SessionEntities & ContextEntities & IdempotencyEntities;
   /** Runs `work` in one transaction, serialised on SQLite and retried on MySQL deadlocks. */
   transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T>;
   ping(): Promise<void>;
@@ -33,7 +34,7 @@ const MAX_ATTEMPTS = 4;
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const dialect = options.databaseUrl ? await probeMysqlDialect(options.databaseUrl) : 'sqlite';
-  const entities = { ...sessionEntities(dialect), ...contextEntities(dialect) };
+  const entities = { ...sessionEntities(dialect), ...contextEntities(dialect), ...idempotencyEntities(dialect) };
   const common = {
     entities: Object.values(entities),
     migrations,

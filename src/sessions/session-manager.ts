@@ -6,16 +6,18 @@ import { assertPageSize, type Page, type PageRequest } from '../domain/paginatio
 import type { NewSession, SessionFilter, SessionOrder, SessionPatch, SessionRecord } from '../domain/session';
 import { summarize } from '../domain/text';
 import type {
+  ExpiredTurn,
   NewTurn,
   TurnCancellation,
   TurnCompletion,
   TurnFailure,
   TurnRecord,
+  TurnToolPause,
 } from '../domain/turn';
 import { assertTransition, type TurnStatus } from '../domain/turn-status';
 import type { TurnUsage } from '../domain/usage';
 import { LIMITS, optionalText, requireText } from '../domain/validation';
-import { canManage, canRead } from '../domain/visibility';
+import { canCancelTurn, canManage, canRead } from '../domain/visibility';
 import type { TurnEventSink, TurnStatusEvent } from '../events/turn-events';
 import type { Database } from './database';
 import { toSessionRecord, toTurnRecord } from './records';
@@ -197,27 +199,134 @@ export class SessionManager {
     if (!current) throw notFound('turn');
     const session = await this.getSession(caller, sessionId);
     if (!session) throw notFound('turn');
-    const mayCancel =
-      isAdmin(caller) || current.createdByUser.id === caller.userId || session.ownerUser.id === caller.userId;
-    if (!mayCancel) throw forbidden('only the turn author, the session owner or an admin may cancel a turn');
+    const facts = { orgId: session.ownerOrganization.id, ownerUserId: session.ownerUser.id };
+    if (!canCancelTurn(caller, facts, current)) {
+      throw forbidden('only the turn author, the session owner or an admin may cancel a turn');
+    }
     if (current.status === 'CANCELLED') return current;
     return this.transition(caller, sessionId, turnId, { to: 'CANCELLED', cancellation });
   }
 
-  /** Records the client tool calls a PENDING turn now waits on (AGN-033 continuation). */
-  async setPendingToolCalls(
-    scope: OrgScope,
-    sessionId: string,
-    turnId: string,
-    update: Pick<TurnRow, 'pendingToolCalls'> & Partial<Pick<TurnRow, 'openAIResponseId' | 'leaseExpiresAt' | 'leaseOwner'>>,
-  ): Promise<TurnRecord> {
+  /**
+   * AGN-033 continuation: the PENDING turn now waits for the client to run these tools. No
+   * instance holds it meanwhile; its lease becomes the tool-result deadline, which the
+   * sweeper enforces. The status does not change, so no event is recorded.
+   */
+  async pauseForToolCalls(scope: OrgScope, sessionId: string, turnId: string, pause: TurnToolPause): Promise<TurnRecord> {
     return this.db.transaction(async (em) => {
       const row = await this.lockTurn(em, scope, sessionId, turnId);
       if (row.status !== 'PENDING') throw conflict(`turn is already ${row.status.toLowerCase()}`);
-      Object.assign(row, update);
-      await em.update(this.db.entities.turns, { id: row.id }, update);
-      return toTurnRecord(row);
+      const changes: Partial<TurnRow> = {
+        pendingToolCalls: [...pause.toolCalls],
+        openAIResponseId: pause.openAIResponseId,
+        openAIChainExpiresDate: pause.openAIChainExpiresDate,
+        openAIRequestPayloadUrl: pause.openAIRequestPayloadUrl,
+        openAIResponsePayloadUrl: pause.openAIResponsePayloadUrl,
+        leaseOwner: null,
+        leaseExpiresAt: pause.waitUntil,
+        ...usageColumns(pause.usage),
+      };
+      await em.update(this.db.entities.turns, { id: row.id }, changes);
+      return toTurnRecord({ ...row, ...changes });
     });
+  }
+
+  /**
+   * Takes a turn that waits on exactly these tool calls back into work for `lease.owner`.
+   * CONFLICT when it no longer waits on them: answered already, finished, or past its deadline.
+   */
+  async resumeTurn(
+    scope: OrgScope,
+    sessionId: string,
+    turnId: string,
+    toolCallIds: readonly string[],
+    lease: { readonly owner: string; readonly expiresAt: Date },
+  ): Promise<TurnRecord> {
+    return this.db.transaction(async (em) => {
+      const row = await this.lockTurn(em, scope, sessionId, turnId);
+      const waiting = row.pendingToolCalls.map((c) => c.toolCallId);
+      const same = waiting.length === toolCallIds.length && waiting.every((id, i) => id === toolCallIds[i]);
+      if (row.status !== 'PENDING' || !same || waiting.length === 0) {
+        throw conflict('the turn is no longer waiting for these tool results', { sessionId, turnId });
+      }
+      if (row.leaseExpiresAt && row.leaseExpiresAt.getTime() <= this.now().getTime()) {
+        throw conflict('the turn stopped waiting for tool results', { sessionId, turnId });
+      }
+      const changes: Partial<TurnRow> = { pendingToolCalls: [], leaseOwner: lease.owner, leaseExpiresAt: lease.expiresAt };
+      await em.update(this.db.entities.turns, { id: row.id }, changes);
+      return toTurnRecord({ ...row, ...changes });
+    });
+  }
+
+  // ------------------------------------------------------------------ leases (nothing lost on faults)
+
+  /** Extends this instance's leases; returns the turns it no longer holds (finished, cancelled or swept). */
+  async renewLeases(owner: string, turnIds: readonly string[], expiresAt: Date): Promise<string[]> {
+    if (turnIds.length === 0) return [];
+    return this.db.transaction(async (em) => {
+      await em
+        .createQueryBuilder()
+        .update(this.db.entities.turns)
+        .set({ leaseExpiresAt: expiresAt })
+        .where('id IN (:...ids)', { ids: [...turnIds] })
+        .andWhere('status = :pending', { pending: 'PENDING' })
+        .andWhere('lease_owner = :owner', { owner })
+        .execute();
+      const held = await em
+        .createQueryBuilder(this.db.entities.turns, 't')
+        .select('t.id', 'id')
+        .where('t.id IN (:...ids)', { ids: [...turnIds] })
+        .andWhere('t.status = :pending', { pending: 'PENDING' })
+        .andWhere('t.leaseOwner = :owner', { owner })
+        .getRawMany<{ id: string }>();
+      const kept = new Set(held.map((r) => r.id));
+      return turnIds.filter((id) => !kept.has(id));
+    });
+  }
+
+  /** Shutdown: the owner's PENDING turns expire now, so any live instance's sweeper settles them. */
+  async releaseLeases(owner: string): Promise<void> {
+    await this.db.dataSource.manager
+      .createQueryBuilder()
+      .update(this.db.entities.turns)
+      .set({ leaseExpiresAt: this.now() })
+      .where('status = :pending', { pending: 'PENDING' })
+      .andWhere('lease_owner = :owner', { owner })
+      .execute();
+  }
+
+  /** PENDING turns whose lease ran out, oldest deadline first (any org: the sweeper is a system task). */
+  async expiredTurns(limit: number): Promise<ExpiredTurn[]> {
+    const rows = await this.db.dataSource.manager
+      .createQueryBuilder(this.db.entities.turns, 't')
+      .select(['t.id', 't.sessionId', 't.orgId', 't.pendingToolCalls'])
+      .where('t.status = :pending', { pending: 'PENDING' })
+      .andWhere('t.leaseExpiresAt < :now', { now: this.now() })
+      .orderBy('t.leaseExpiresAt', 'ASC')
+      .take(limit)
+      .getMany();
+    return rows.map((r) => ({
+      orgId: r.orgId,
+      sessionId: r.sessionId,
+      turnId: r.id,
+      waitingForToolResults: r.pendingToolCalls.length > 0,
+    }));
+  }
+
+  /**
+   * DD-002C for a turn whose lease ran out. Re-checked under the row lock: a lease renewed
+   * since `expiredTurns` read it wins, and the turn stays PENDING (null is returned).
+   */
+  async failExpiredTurn(turn: ExpiredTurn, failure: TurnFailure): Promise<TurnRecord | null> {
+    const now = this.now();
+    const result = await this.transition(
+      turn,
+      turn.sessionId,
+      turn.turnId,
+      { to: 'FAILED', failure },
+      (row) => row.status === 'PENDING' && row.leaseExpiresAt !== null && row.leaseExpiresAt.getTime() < now.getTime(),
+    );
+    return result.status === 'FAILED' ? result : null;
   }
 
   async updateSession(caller: Caller, id: string, patch: SessionPatch): Promise<SessionRecord> {
@@ -405,10 +514,17 @@ export class SessionManager {
 
   // ------------------------------------------------------------------ internals
 
-  private async transition(scope: OrgScope, sessionId: string, turnId: string, change: Transition): Promise<TurnRecord> {
+  private async transition(
+    scope: OrgScope,
+    sessionId: string,
+    turnId: string,
+    change: Transition,
+    guard: (row: TurnRow) => boolean = () => true,
+  ): Promise<TurnRecord> {
     const { turn, event } = await this.db.transaction(async (em) => {
       const session = await this.lockSessionInOrg(em, scope, sessionId);
       const row = await this.lockTurn(em, scope, session.id, turnId);
+      if (!guard(row)) return { turn: row, event: null };
       // A cancel racing another cancel stays a no-op, as a second cancel is.
       if (change.to === 'CANCELLED' && row.status === 'CANCELLED') return { turn: row, event: null };
       assertTransition(row.status, change.to);
@@ -597,9 +713,12 @@ function applyTransition(row: TurnRow, change: Transition, now: Date): TurnRow {
 }
 
 function withUsage(row: TurnRow, usage: TurnUsage | null | undefined): TurnRow {
-  if (!usage) return row;
+  return { ...row, ...usageColumns(usage) };
+}
+
+function usageColumns(usage: TurnUsage | null | undefined): Partial<TurnRow> {
+  if (!usage) return {};
   return {
-    ...row,
     inputTokens: usage.inputTokens,
     outputTokens: usage.outputTokens,
     usageEstimated: usage.isEstimated,

@@ -1,0 +1,169 @@
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type { ResponseCreateParamsStreaming } from 'openai/resources/responses/responses';
+import { LlmError, type LanguageModel, type LlmCallOptions, type LlmRequest, type LlmResponse } from './llm.port';
+import { ResponsesStreamCollector, clip } from './responses-stream';
+import { decideRetry, sleep, type RetryBounds } from './retry-policy';
+
+export interface OpenAIResponsesOptions {
+  readonly apiKey: string;
+  /** Unset means OpenAI itself; set for a compatible endpoint (or the test suite's stand-in). */
+  readonly baseURL: string | null;
+  /** Deadline of one provider call, stream included (LLM_TIMEOUT_MS). */
+  readonly timeoutMs: number;
+  readonly retry: RetryBounds;
+}
+
+/** A failure of one attempt, with what the retry decision needs. */
+class AttemptFailure extends Error {
+  constructor(
+    readonly error: LlmError,
+    readonly retryable: boolean,
+    readonly headers: Headers | null,
+  ) {
+    super(error.message);
+  }
+}
+
+/**
+ * The OpenAI Responses API (openai SDK 6), streamed. The SDK's own retries are off: the
+ * gateway retries 429/5xx itself, only before any answer text went out, and only as long
+ * as the provider's retry-after fits LLM_RETRY_MAX_DELAY_MS.
+ */
+export class OpenAIResponsesAdapter implements LanguageModel {
+  private readonly client: OpenAI;
+
+  constructor(private readonly options: OpenAIResponsesOptions) {
+    this.client = new OpenAI({
+      apiKey: options.apiKey,
+      ...(options.baseURL ? { baseURL: options.baseURL } : {}),
+      maxRetries: 0,
+      timeout: options.timeoutMs,
+    });
+  }
+
+  modelFor(requested: string): string {
+    return requested;
+  }
+
+  payloadOf(request: LlmRequest): Record<string, unknown> {
+    return {
+      model: request.model,
+      ...(request.instructions ? { instructions: request.instructions } : {}),
+      input: request.input.map((item) =>
+        item.type === 'message'
+          ? { type: 'message', role: item.role, content: item.text }
+          : { type: 'function_call_output', call_id: item.callId, output: item.output },
+      ),
+      ...(request.previousResponseId ? { previous_response_id: request.previousResponseId } : {}),
+      ...(request.tools.length > 0
+        ? {
+            tools: request.tools.map((tool) => ({
+              type: 'function',
+              name: tool.name,
+              ...(tool.description ? { description: tool.description } : {}),
+              parameters: JSON.parse(tool.parametersJson) as unknown,
+              strict: false,
+            })),
+          }
+        : {}),
+      ...(request.temperature !== null ? { temperature: request.temperature } : {}),
+      // Chaining with previous_response_id needs the provider to keep the response.
+      store: true,
+      stream: true,
+    };
+  }
+
+  async respond(request: LlmRequest, options: LlmCallOptions): Promise<LlmResponse> {
+    const payload = this.payloadOf(request) as unknown as ResponseCreateParamsStreaming;
+    for (let attempt = 0; ; attempt++) {
+      let streamed = false;
+      const onTextDelta = (text: string) => {
+        streamed = true;
+        options.onTextDelta(text);
+      };
+      try {
+        return await this.attempt(payload, options.signal, onTextDelta);
+      } catch (e) {
+        if (!(e instanceof AttemptFailure)) throw e;
+        const failure = e;
+        // Text already reached subscribers: a retry would stream a second, different answer.
+        if (!failure.retryable || streamed) throw failure.error;
+        const decision = decideRetry(attempt, failure.headers, this.options.retry);
+        if (!decision.retry) throw new LlmError('failed', `${failure.error.message}; ${decision.reason}`, failure.error.details);
+        try {
+          await sleep(decision.delayMs, options.signal);
+        } catch {
+          throw new LlmError('aborted', 'the model call was aborted');
+        }
+      }
+    }
+  }
+
+  private async attempt(
+    payload: ResponseCreateParamsStreaming,
+    signal: AbortSignal,
+    onTextDelta: (text: string) => void,
+  ): Promise<LlmResponse> {
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.options.timeoutMs);
+    const forward = () => controller.abort();
+    signal.addEventListener('abort', forward, { once: true });
+    const collector = new ResponsesStreamCollector(onTextDelta);
+    try {
+      if (signal.aborted) controller.abort();
+      const stream = await this.client.responses.create(payload, { signal: controller.signal, maxRetries: 0 });
+      for await (const event of stream) collector.accept(event);
+      // The SDK ends the iteration quietly when its request is aborted.
+      if (controller.signal.aborted) throw new APIUserAbortError();
+      return collector.result();
+    } catch (e) {
+      throw this.classify(e, { timedOut, aborted: signal.aborted });
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', forward);
+    }
+  }
+
+  private classify(e: unknown, state: { timedOut: boolean; aborted: boolean }): AttemptFailure {
+    const final = (error: LlmError) => new AttemptFailure(error, false, null);
+    if (state.aborted) return final(new LlmError('aborted', 'the model call was aborted'));
+    if (state.timedOut || e instanceof APIConnectionTimeoutError) {
+      return final(new LlmError('timeout', `the model did not finish answering within ${this.options.timeoutMs} ms`));
+    }
+    if (e instanceof LlmError) return final(e);
+    if (e instanceof APIConnectionError) {
+      return new AttemptFailure(new LlmError('failed', 'could not reach the model provider'), true, null);
+    }
+    if (e instanceof APIError && typeof e.status === 'number') return this.classifyHttp(e, e.status);
+    return final(new LlmError('failed', 'the model call failed unexpectedly'));
+  }
+
+  private classifyHttp(e: APIError, status: number): AttemptFailure {
+    const headers = (e.headers as Headers | undefined) ?? null;
+    const said = providerMessage(e);
+    if (status === 429) {
+      return new AttemptFailure(new LlmError('failed', 'the model provider is rate limiting requests (HTTP 429)'), true, headers);
+    }
+    if (status >= 500) {
+      return new AttemptFailure(new LlmError('failed', `the model provider failed (HTTP ${status})`), true, headers);
+    }
+    const final = (error: LlmError) => new AttemptFailure(error, false, headers);
+    if (e.code === 'previous_response_not_found' || /previous response/i.test(said)) {
+      return final(new LlmError('chain_lost', `the model provider no longer knows the previous response (HTTP ${status})`));
+    }
+    if (status === 401 || status === 403) {
+      // The provider's text may quote part of the key: never pass it on.
+      return final(new LlmError('failed', `the model provider refused the gateway's credentials (HTTP ${status}); check OPENAI_API_KEY`));
+    }
+    return final(new LlmError('failed', `the model provider rejected the request (HTTP ${status}): ${clip(said || 'no reason given')}`));
+  }
+}
+
+function providerMessage(e: APIError): string {
+  const body = e.error as { message?: unknown } | undefined;
+  return typeof body?.message === 'string' ? body.message : '';
+}

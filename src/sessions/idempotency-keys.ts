@@ -1,0 +1,120 @@
+import { DomainError } from '../domain/errors';
+import type { Database } from './database';
+import type { IdempotencyRow } from './idempotency.entities';
+
+/** Keys belong to one caller: the same key from another user or org is another key. */
+export interface IdempotencyScope {
+  readonly orgId: string;
+  readonly userId: string;
+}
+
+export type IdempotencyClaim =
+  /** This call owns the key and must run, then finish or release it. */
+  | { readonly kind: 'claimed' }
+  /** A first call with the same input finished; its outcome is to be returned as is. */
+  | { readonly kind: 'done'; readonly outcome: string }
+  /** A first call with the same input is still running. */
+  | { readonly kind: 'running' };
+
+const DUPLICATE_KEY_ERRNO = 1062;
+
+/** The idempotency_keys table: claim a key for an input fingerprint, record the outcome. */
+export class IdempotencyKeys {
+  constructor(
+    private readonly db: Database,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /**
+   * Claims `key` for `inputHash`. The same key with another input is IDEMPOTENCY_KEY_REUSED.
+   * A key past its expiry (its first call died, or its retention ended) is taken over.
+   */
+  async claim(scope: IdempotencyScope, key: string, inputHash: string, runningUntil: Date): Promise<IdempotencyClaim> {
+    try {
+      return await this.tryClaim(scope, key, inputHash, runningUntil);
+    } catch (e) {
+      // Two first calls raced to insert the key: the loser now sees the winner's row.
+      if (errnoOf(e) !== DUPLICATE_KEY_ERRNO) throw e;
+      return this.tryClaim(scope, key, inputHash, runningUntil);
+    }
+  }
+
+  private tryClaim(scope: IdempotencyScope, key: string, inputHash: string, runningUntil: Date): Promise<IdempotencyClaim> {
+    const entity = this.db.entities.idempotencyKeys;
+    return this.db.transaction(async (em) => {
+      const qb = em
+        .createQueryBuilder(entity, 'k')
+        .where('k.orgId = :org AND k.userId = :user AND k.key = :key', { org: scope.orgId, user: scope.userId, key });
+      if (this.db.dialect !== 'sqlite') qb.setLock('pessimistic_write');
+      const row = await qb.getOne();
+      const now = this.now();
+      const fresh: IdempotencyRow = {
+        orgId: scope.orgId,
+        userId: scope.userId,
+        key,
+        inputHash,
+        state: 'RUNNING',
+        outcome: null,
+        sessionId: null,
+        turnId: null,
+        createdDate: now,
+        expiresAt: runningUntil,
+      };
+      if (!row) {
+        await em.insert(entity, fresh);
+        return { kind: 'claimed' };
+      }
+      if (row.expiresAt.getTime() <= now.getTime()) {
+        await em.update(entity, { orgId: scope.orgId, userId: scope.userId, key }, fresh);
+        return { kind: 'claimed' };
+      }
+      if (row.inputHash !== inputHash) {
+        throw new DomainError('IDEMPOTENCY_KEY_REUSED', 'this idempotencyKey was already used with a different input', {
+          field: 'idempotencyKey',
+        });
+      }
+      return row.state === 'DONE' && row.outcome !== null ? { kind: 'done', outcome: row.outcome } : { kind: 'running' };
+    });
+  }
+
+  /** Records the outcome every retry with the same input receives until `keepUntil`. */
+  async finish(
+    scope: IdempotencyScope,
+    key: string,
+    outcome: string,
+    turn: { readonly sessionId: string; readonly turnId: string } | null,
+    keepUntil: Date,
+  ): Promise<void> {
+    await this.db.dataSource.manager.update(
+      this.db.entities.idempotencyKeys,
+      { orgId: scope.orgId, userId: scope.userId, key },
+      { state: 'DONE', outcome, sessionId: turn?.sessionId ?? null, turnId: turn?.turnId ?? null, expiresAt: keepUntil },
+    );
+  }
+
+  /** The first call changed nothing (bad input, busy session, ...): a retry may run afresh. */
+  async release(scope: IdempotencyScope, key: string): Promise<void> {
+    await this.db.dataSource.manager.delete(this.db.entities.idempotencyKeys, {
+      orgId: scope.orgId,
+      userId: scope.userId,
+      key,
+      state: 'RUNNING',
+    });
+  }
+
+  /** Forgets keys past their retention (and RUNNING keys whose call died). */
+  async purgeExpired(): Promise<number> {
+    const result = await this.db.dataSource.manager
+      .createQueryBuilder()
+      .delete()
+      .from(this.db.entities.idempotencyKeys)
+      .where('expires_at < :now', { now: this.now() })
+      .execute();
+    return result.affected ?? 0;
+  }
+}
+
+function errnoOf(e: unknown): unknown {
+  const err = e as { errno?: unknown; driverError?: { errno?: unknown } };
+  return err.driverError?.errno ?? err.errno;
+}
