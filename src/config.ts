@@ -1,4 +1,6 @@
 import { resolve } from 'node:path';
+import { DEFAULT_CHAIN_TTL_SECONDS } from './domain/chain';
+import { parsePricing, type PricingTable } from './domain/pricing';
 
 /**
  * Every environment variable the gateway reads, parsed and checked once at start-up.
@@ -19,6 +21,35 @@ export interface Config {
   readonly limits: AbuseLimits;
   /** How long in-flight HTTP requests may take to finish on shutdown. */
   readonly shutdownGraceMs: number;
+  /** OPENAI_API_KEY: set selects the OpenAI adapter; unset the offline one. */
+  readonly openaiApiKey: string | null;
+  /** OPENAI_BASE_URL: a compatible endpoint instead of api.openai.com. */
+  readonly openaiBaseUrl: string | null;
+  readonly execute: ExecuteConfig;
+  readonly blobs: BlobConfig;
+}
+
+/** The turn pipeline (issue 3). */
+export interface ExecuteConfig {
+  /** Model when neither the conversation nor the agent context names one. */
+  readonly defaultModel: string;
+  readonly llmTimeoutMs: number;
+  readonly llmMaxRetries: number;
+  readonly llmRetryMaxDelayMs: number;
+  readonly chainTtlSeconds: number;
+  readonly toolResultTimeoutSeconds: number;
+  readonly turnLeaseSeconds: number;
+  readonly idempotencyWaitMs: number;
+  readonly idempotencyRetentionSeconds: number;
+  readonly modelPricing: PricingTable;
+}
+
+/** S3_BUCKET set selects S3; unset keeps blobs under DATA_DIR/blobs. */
+export interface BlobConfig {
+  readonly s3Bucket: string | null;
+  readonly s3Endpoint: string | null;
+  readonly s3Region: string;
+  readonly s3ForcePathStyle: boolean;
 }
 
 export interface AbuseLimits {
@@ -68,7 +99,50 @@ export function loadConfig(env: Env = process.env): Config {
       bodyLimitBytes: int(env, 'HTTP_BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 100 * 1024 * 1024),
     },
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    openaiApiKey: env.OPENAI_API_KEY?.trim() || null,
+    openaiBaseUrl: url(env, 'OPENAI_BASE_URL'),
+    execute: {
+      defaultModel: env.OPENAI_MODEL?.trim() || 'gpt-4.1-mini',
+      llmTimeoutMs: int(env, 'LLM_TIMEOUT_MS', 300_000, 100, 3_600_000),
+      llmMaxRetries: int(env, 'LLM_MAX_RETRIES', 2, 0, 10),
+      llmRetryMaxDelayMs: int(env, 'LLM_RETRY_MAX_DELAY_MS', 20_000, 0, 600_000),
+      chainTtlSeconds: int(env, 'OPENAI_CHAIN_TTL_SECONDS', DEFAULT_CHAIN_TTL_SECONDS, 1, 365 * 24 * 3600),
+      toolResultTimeoutSeconds: int(env, 'TOOL_RESULT_TIMEOUT_SECONDS', 1800, 1, 7 * 24 * 3600),
+      turnLeaseSeconds: int(env, 'TURN_LEASE_SECONDS', 120, 1, 3600),
+      idempotencyWaitMs: int(env, 'IDEMPOTENCY_WAIT_MS', 10_000, 0, 600_000),
+      idempotencyRetentionSeconds: int(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, 60, 30 * 24 * 3600),
+      modelPricing: pricing(env.MODEL_PRICING),
+    },
+    blobs: {
+      s3Bucket: env.S3_BUCKET?.trim() || null,
+      s3Endpoint: url(env, 'S3_ENDPOINT'),
+      s3Region: env.S3_REGION?.trim() || env.AWS_REGION?.trim() || 'us-east-1',
+      s3ForcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', Boolean(env.S3_ENDPOINT?.trim())),
+    },
   };
+}
+
+function url(env: Env, name: string): string | null {
+  const raw = env[name]?.trim();
+  if (!raw) return null;
+  if (!/^https?:\/\/[^\s]+$/.test(raw)) throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  return raw;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (!raw) return fallback;
+  if (['1', 'true', 'yes'].includes(raw)) return true;
+  if (['0', 'false', 'no'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function pricing(raw: string | undefined): PricingTable {
+  try {
+    return parsePricing(raw);
+  } catch (e) {
+    throw new ConfigError((e as Error).message);
+  }
 }
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {

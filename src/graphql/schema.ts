@@ -3,6 +3,7 @@ import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphq
 import { buildSchemaSync } from 'type-graphql';
 import { SessionConnectionResolver, TurnConnectionResolver } from './resolvers/connection.resolver';
 import { ContextResolver } from './resolvers/context.resolver';
+import { ExecuteResolver, ToolCallFieldsResolver, ToolResultFieldsResolver } from './resolvers/execute.resolver';
 import {
   SessionFieldsResolver,
   SessionSharedFieldsResolver,
@@ -24,6 +25,9 @@ export const resolvers = [
   TurnConnectionResolver,
   TurnResolver,
   ContextResolver,
+  ExecuteResolver,
+  ToolResultFieldsResolver,
+  ToolCallFieldsResolver,
 ] as const;
 
 let built: GraphQLSchema | null = null;

@@ -4,7 +4,7 @@ import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
 import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
-import express, { type Express, type Request } from 'express';
+import express, { type Express, type Request, type Router } from 'express';
 import type { Config } from '../config';
 import { isDomainError } from '../domain/errors';
 import type { Protection } from '../graphql/armor';
@@ -26,6 +26,8 @@ export interface HttpAppDeps {
   readonly protection: Protection;
   readonly readiness: Readonly<Record<string, ReadinessCheck>>;
   readonly httpServer: Server;
+  /** Further HTTP routes (REST execute, blobs), mounted before /graphql. */
+  readonly routers?: readonly Router[];
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -76,6 +78,8 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<{ app: Express; 
     const ready = Object.values(checks).every((v) => v === 'ok');
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
   });
+
+  for (const router of deps.routers ?? []) app.use(router);
 
   app.use(
     '/graphql',

@@ -9,6 +9,16 @@ export type Scalars = {
   Float: { input: number; output: number; }
   /** A date-time string at UTC, such as 2007-12-03T10:15:30Z, compliant with the `date-time` format outlined in section 5.6 of the RFC 3339 profile of the ISO 8601 standard for representation of dates and times using the Gregorian calendar.This scalar is serialized to a string in ISO 8601 format and parsed from a string in ISO 8601 format. */
   DateTimeISO: { input: string; output: string; }
+  /** The `JSON` scalar type represents JSON values as specified by [ECMA-404](http://www.ecma-international.org/publications/files/ECMA-ST/ECMA-404.pdf). */
+  JSON: { input: unknown; output: unknown; }
+};
+
+export type ActiveFileInput = {
+  /** Full current content. Omit to say 'unchanged since last turn' together with contentHash. */
+  content?: InputMaybe<Scalars['String']['input']>;
+  contentHash?: InputMaybe<Scalars['String']['input']>;
+  isTouched?: InputMaybe<Scalars['Boolean']['input']>;
+  path: Scalars['String']['input'];
 };
 
 /** Which vector collection and LLM environment a session uses. */
@@ -27,6 +37,54 @@ export type AgentContextInput = {
   id?: InputMaybe<Scalars['ID']['input']>;
   name: Scalars['String']['input'];
   vectorCollection: Scalars['String']['input'];
+};
+
+/** Returned by executeAsync: the turn exists and is PENDING; follow it with subscriptions. */
+export type AgentExecuteAccepted = {
+  __typename?: 'AgentExecuteAccepted';
+  sequenceNumber: Scalars['Int']['output'];
+  sessionId: Scalars['ID']['output'];
+  turnId: Scalars['ID']['output'];
+};
+
+export type AgentExecuteInput = {
+  activeFiles?: InputMaybe<Array<ActiveFileInput>>;
+  agentContextId: Scalars['ID']['input'];
+  clientKind?: InputMaybe<ClientKind>;
+  conversationContextId?: InputMaybe<Scalars['ID']['input']>;
+  /** A retried call with the same key returns the first call's result and creates no second turn. */
+  idempotencyKey?: InputMaybe<Scalars['String']['input']>;
+  instruction?: InputMaybe<Scalars['String']['input']>;
+  language?: InputMaybe<Scalars['String']['input']>;
+  mode?: InputMaybe<Scalars['String']['input']>;
+  repo?: InputMaybe<Scalars['String']['input']>;
+  /** Omit to start a new session. */
+  sessionId?: InputMaybe<Scalars['ID']['input']>;
+  sessionName?: InputMaybe<Scalars['String']['input']>;
+  toolResults?: InputMaybe<Array<ToolResultInput>>;
+  /** Required with toolResults: the PENDING turn that asked for them (AGN-033 follow-on rule). */
+  turnId?: InputMaybe<Scalars['ID']['input']>;
+  workspaceId?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type AgentExecuteKind =
+  | 'CLIENT_TOOL_CONTINUATION'
+  | 'FINAL';
+
+export type AgentExecuteResponse = AgentFinalResponse | AgentToolContinuation;
+
+/** Kind FINAL. Buckets forbidden for this kind do not exist on the type (AGN-033 3.4). */
+export type AgentFinalResponse = {
+  __typename?: 'AgentFinalResponse';
+  files?: Maybe<Array<FileRef>>;
+  kind: AgentExecuteKind;
+  modeDisplayName: Scalars['String']['output'];
+  primaryOutputText: Scalars['String']['output'];
+  sessionId: Scalars['ID']['output'];
+  toolResults?: Maybe<Array<ToolResult>>;
+  turnId: Scalars['ID']['output'];
+  usage?: Maybe<TurnUsage>;
+  userWarnings?: Maybe<Array<Scalars['String']['output']>>;
 };
 
 export type AgentSession = {
@@ -209,6 +267,22 @@ export type AgentSessionTurnStatus =
   | 'FAILED'
   | 'PENDING';
 
+/** Kind CLIENT_TOOL_CONTINUATION: the client must run toolCalls and send back exactly matching toolResults. */
+export type AgentToolContinuation = {
+  __typename?: 'AgentToolContinuation';
+  kind: AgentExecuteKind;
+  modeDisplayName: Scalars['String']['output'];
+  sessionId: Scalars['ID']['output'];
+  toolCalls: Array<ToolCall>;
+  toolContinuationMessage?: Maybe<Scalars['String']['output']>;
+  turnId: Scalars['ID']['output'];
+};
+
+export type ClientKind =
+  | 'BROWSER'
+  | 'CLI'
+  | 'THICK_CLIENT';
+
 /** System prompt, model, temperature and client tools of a conversation. */
 export type ConversationContext = {
   __typename?: 'ConversationContext';
@@ -239,10 +313,29 @@ export type EntityHeader = {
   text: Scalars['String']['output'];
 };
 
+export type FileRef = {
+  __typename?: 'FileRef';
+  contentExpires?: Maybe<Scalars['DateTimeISO']['output']>;
+  contentHash: Scalars['String']['output'];
+  description?: Maybe<Scalars['String']['output']>;
+  mimeType: Scalars['String']['output'];
+  name: Scalars['String']['output'];
+  sizeBytes: Scalars['Int']['output'];
+  url: Scalars['String']['output'];
+};
+
 export type Mutation = {
   __typename?: 'Mutation';
+  /** Stops a PENDING turn; it becomes CANCELLED. Idempotent on a CANCELLED turn. */
+  cancelTurn: AgentSessionTurn;
   /** Soft delete (isDeleted = true). */
   deleteAgentSession: Scalars['Boolean']['output'];
+  /** Runs the orchestrator and waits for the turn's outcome. */
+  execute: AgentExecuteResponse;
+  /** Creates the PENDING turn and returns at once; the orchestrator runs in the background. */
+  executeAsync: AgentExecuteAccepted;
+  /** Spec DD-006: a NEW turn with the same (or a new) instruction and fresh retrieval; the old turn is untouched. */
+  rerunTurn: AgentExecuteResponse;
   updateAgentSession: AgentSession;
   /** Admin only. */
   upsertAgentContext: AgentContext;
@@ -251,8 +344,31 @@ export type Mutation = {
 };
 
 
+export type MutationCancelTurnArgs = {
+  sessionId: Scalars['ID']['input'];
+  turnId: Scalars['ID']['input'];
+};
+
+
 export type MutationDeleteAgentSessionArgs = {
   id: Scalars['ID']['input'];
+};
+
+
+export type MutationExecuteArgs = {
+  input: AgentExecuteInput;
+};
+
+
+export type MutationExecuteAsyncArgs = {
+  input: AgentExecuteInput;
+};
+
+
+export type MutationRerunTurnArgs = {
+  instruction?: InputMaybe<Scalars['String']['input']>;
+  sessionId: Scalars['ID']['input'];
+  turnId: Scalars['ID']['input'];
 };
 
 
@@ -324,6 +440,8 @@ export type QueryLastAgentSessionTurnArgs = {
 
 export type ToolCall = {
   __typename?: 'ToolCall';
+  /** argumentsJson parsed; null when it is not valid JSON. */
+  arguments?: Maybe<Scalars['JSON']['output']>;
   argumentsJson: Scalars['String']['output'];
   name: Scalars['String']['output'];
   toolCallId: Scalars['ID']['output'];
@@ -341,6 +459,21 @@ export type ToolDefinitionInput = {
   description?: InputMaybe<Scalars['String']['input']>;
   name: Scalars['String']['input'];
   parametersJson: Scalars['String']['input'];
+};
+
+export type ToolResult = {
+  __typename?: 'ToolResult';
+  errorMessage?: Maybe<Scalars['String']['output']>;
+  executionMs: Scalars['Int']['output'];
+  resultJson?: Maybe<Scalars['String']['output']>;
+  toolCallId: Scalars['ID']['output'];
+};
+
+export type ToolResultInput = {
+  errorMessage?: InputMaybe<Scalars['String']['input']>;
+  executionMs: Scalars['Int']['input'];
+  resultJson?: InputMaybe<Scalars['String']['input']>;
+  toolCallId: Scalars['ID']['input'];
 };
 
 export type TurnUsage = {

@@ -1,0 +1,77 @@
+import { GraphQLJSON } from 'graphql-scalars';
+import { Arg, Ctx, FieldResolver, ID, Mutation, Resolver, Root } from 'type-graphql';
+import type { ExecuteAccepted, ExecuteResponse } from '../../domain/execute-response';
+import type { ToolCall as ToolCallRecord, ToolResult as ToolResultRecord, TurnRecord } from '../../domain/turn';
+import type { GraphQLContext } from '../context';
+import { AgentExecuteInput } from '../inputs/execute.input';
+import { AgentExecuteAccepted, AgentExecuteResponse, ToolResult } from '../types/execute.type';
+import { AgentSessionTurn, ToolCall } from '../types/turn.type';
+
+/** The execute mutations: thin, everything goes through the request handler (DD-001). */
+@Resolver()
+export class ExecuteResolver {
+  @Mutation(() => AgentExecuteResponse, { description: "Runs the orchestrator and waits for the turn's outcome." })
+  execute(
+    @Ctx() { caller, services }: GraphQLContext,
+    @Arg('input', () => AgentExecuteInput) input: AgentExecuteInput,
+  ): Promise<ExecuteResponse> {
+    return services.execute.execute(caller, input);
+  }
+
+  @Mutation(() => AgentExecuteAccepted, {
+    description: 'Creates the PENDING turn and returns at once; the orchestrator runs in the background.',
+  })
+  executeAsync(
+    @Ctx() { caller, services }: GraphQLContext,
+    @Arg('input', () => AgentExecuteInput) input: AgentExecuteInput,
+  ): Promise<ExecuteAccepted> {
+    return services.execute.executeAsync(caller, input);
+  }
+
+  @Mutation(() => AgentSessionTurn, { description: 'Stops a PENDING turn; it becomes CANCELLED. Idempotent on a CANCELLED turn.' })
+  cancelTurn(
+    @Ctx() { caller, services }: GraphQLContext,
+    @Arg('sessionId', () => ID) sessionId: string,
+    @Arg('turnId', () => ID) turnId: string,
+  ): Promise<TurnRecord> {
+    return services.execute.cancel(caller, sessionId, turnId);
+  }
+
+  @Mutation(() => AgentExecuteResponse, {
+    description: 'Spec DD-006: a NEW turn with the same (or a new) instruction and fresh retrieval; the old turn is untouched.',
+  })
+  rerunTurn(
+    @Ctx() { caller, services }: GraphQLContext,
+    @Arg('sessionId', () => ID) sessionId: string,
+    @Arg('turnId', () => ID) turnId: string,
+    @Arg('instruction', () => String, { nullable: true }) instruction: string | null,
+  ): Promise<ExecuteResponse> {
+    return services.execute.rerun(caller, sessionId, turnId, instruction ?? null);
+  }
+}
+
+/** AGN-033 5.2: exactly one of resultJson / errorMessage, from the domain's outcome union. */
+@Resolver(() => ToolResult)
+export class ToolResultFieldsResolver {
+  @FieldResolver(() => String, { nullable: true })
+  resultJson(@Root() result: ToolResultRecord): string | null {
+    return result.outcome.kind === 'result' ? result.outcome.resultJson : null;
+  }
+
+  @FieldResolver(() => String, { nullable: true })
+  errorMessage(@Root() result: ToolResultRecord): string | null {
+    return result.outcome.kind === 'error' ? result.outcome.errorMessage : null;
+  }
+}
+
+@Resolver(() => ToolCall)
+export class ToolCallFieldsResolver {
+  @FieldResolver(() => GraphQLJSON, { nullable: true, description: 'argumentsJson parsed; null when it is not valid JSON.' })
+  arguments(@Root() call: ToolCallRecord): unknown {
+    try {
+      return JSON.parse(call.argumentsJson) as unknown;
+    } catch {
+      return null;
+    }
+  }
+}

@@ -1,0 +1,68 @@
+import type { TurnOutputSink } from '../events/turn-output';
+import type { Logger } from '../logger';
+import type { IdempotencyKeys } from '../sessions/idempotency-keys';
+import type { SessionManager } from '../sessions/session-manager';
+
+const BATCH = 50;
+
+/**
+ * Nothing lost on faults: any live instance periodically fails PENDING turns whose lease ran
+ * out, through the manager (so the FAILED event is recorded and published): turns whose
+ * gateway died ("interrupted") and continuations whose client never sent tool results.
+ * It also forgets idempotency keys past their retention.
+ */
+export class LeaseSweeper {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<number> | null = null;
+
+  constructor(
+    private readonly deps: {
+      readonly sessions: SessionManager;
+      readonly idempotencyKeys: IdempotencyKeys;
+      readonly output: TurnOutputSink;
+      readonly toolResultTimeoutSeconds: number;
+      readonly logger: Logger;
+    },
+  ) {}
+
+  start(intervalMs: number): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      this.sweep().catch((e: unknown) => this.deps.logger.warn({ err: e }, 'turn sweep failed'));
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** One pass; returns how many turns it failed. Overlapping calls share one pass. */
+  sweep(): Promise<number> {
+    this.running ??= this.pass().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private async pass(): Promise<number> {
+    let failed = 0;
+    for (const turn of await this.deps.sessions.expiredTurns(BATCH)) {
+      const error = turn.waitingForToolResults
+        ? `no tool results arrived within ${this.deps.toolResultTimeoutSeconds} seconds`
+        : 'interrupted: the gateway instance running this turn stopped before it finished';
+      try {
+        if (await this.deps.sessions.failExpiredTurn(turn, { errors: [error] })) {
+          failed++;
+          this.deps.output.end(turn);
+        }
+      } catch (e) {
+        // Another instance's sweeper or the turn's owner got there first.
+        this.deps.logger.debug({ err: e, turnId: turn.turnId }, 'expired turn already settled');
+      }
+    }
+    await this.deps.idempotencyKeys.purgeExpired();
+    return failed;
+  }
+}

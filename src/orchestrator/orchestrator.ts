@@ -1,0 +1,238 @@
+import { randomUUID } from 'node:crypto';
+import type { Caller } from '../domain/caller';
+import { conflict, forbidden, notFound } from '../domain/errors';
+import { matchToolResults, toolOutputText } from '../domain/tool-results';
+import type { TurnRecord } from '../domain/turn';
+import { isTerminal } from '../domain/turn-status';
+import { canCancelTurn } from '../domain/visibility';
+import type { TurnOutputSink } from '../events/turn-output';
+import type { IdempotencyKeys } from '../sessions/idempotency-keys';
+import { InFlightTurns } from './in-flight';
+import { InstructionPlanner, type PlannedInstruction, type PlannerDeps } from './instruction-planner';
+import { LeaseSweeper } from './lease-sweeper';
+import type { InstructionRequest, OrchestratorRequest, RerunRequest, StartedTurn, ToolResultsRequest } from './request';
+import { SessionFiles, TURN_BLOBS, TurnBlobs } from './turn-blobs';
+import { TurnRunner } from './turn-runner';
+
+export interface OrchestratorDeps extends PlannerDeps {
+  readonly output: TurnOutputSink;
+  readonly idempotencyKeys: IdempotencyKeys;
+  /** This gateway instance, as lease owner. */
+  readonly instanceId: string;
+}
+
+/**
+ * The turn pipeline (DD-001, DD-002, spec 001): takes canonical requests only (it never
+ * sees a client kind), adds the PENDING turn once the instruction is stored, runs the
+ * provider call in the background of the caller's choosing, and settles the turn.
+ */
+export class Orchestrator {
+  private readonly planner: InstructionPlanner;
+  private readonly runner: TurnRunner;
+  private readonly inFlight: InFlightTurns;
+  private readonly sweeper: LeaseSweeper;
+
+  constructor(private readonly deps: OrchestratorDeps) {
+    const { config } = deps;
+    this.planner = new InstructionPlanner(deps);
+    this.inFlight = new InFlightTurns({
+      sessions: deps.sessions,
+      owner: deps.instanceId,
+      leaseMs: config.turnLeaseSeconds * 1000,
+      logger: deps.logger,
+      now: deps.now,
+    });
+    this.runner = new TurnRunner({
+      ...deps,
+      inFlight: this.inFlight,
+      pricing: config.modelPricing,
+      toolResultTimeoutSeconds: config.toolResultTimeoutSeconds,
+    });
+    this.sweeper = new LeaseSweeper({ ...deps, toolResultTimeoutSeconds: config.toolResultTimeoutSeconds });
+  }
+
+  /** Resolves once the turn is PENDING; `outcome` settles when the round ends. */
+  async start(request: OrchestratorRequest): Promise<StartedTurn> {
+    const started = await this.dispatch(request);
+    // A caller that returns early (executeAsync) does not await the outcome; it must not go unhandled.
+    started.outcome.catch(() => undefined);
+    return started;
+  }
+
+  private dispatch(request: OrchestratorRequest): Promise<StartedTurn> {
+    switch (request.kind) {
+      case 'instruction':
+        return this.startInstruction(request);
+      case 'tool_results':
+        return this.continueWithToolResults(request);
+      case 'rerun':
+        return this.rerun(request);
+    }
+  }
+
+  /**
+   * Stops a PENDING turn. Running here: the runner aborts the provider call, keeps the
+   * partial answer and cancels. Otherwise (paused for tools, running elsewhere, or dead) the
+   * manager cancels it, and the instance running it notices at its next lease renewal.
+   */
+  async cancel(caller: Caller, sessionId: string, turnId: string): Promise<TurnRecord> {
+    const [turn, session] = await Promise.all([
+      this.deps.sessions.getTurn(caller, sessionId, turnId),
+      this.deps.sessions.getSession(caller, sessionId),
+    ]);
+    if (!turn || !session) throw notFound('turn');
+    const facts = { orgId: session.ownerOrganization.id, ownerUserId: session.ownerUser.id };
+    if (!canCancelTurn(caller, facts, turn)) throw forbidden('only the turn author, the session owner or an admin may cancel a turn');
+    if (turn.status === 'CANCELLED') return turn;
+    if (isTerminal(turn.status)) throw conflict(`turn is already ${turn.status.toLowerCase()}; it cannot be cancelled`);
+    const running = this.inFlight.find(caller.orgId, sessionId, turnId);
+    if (running) return running.requestCancel(caller);
+    return this.deps.sessions.cancelTurn(caller, sessionId, turnId, { reason: `Cancelled by ${caller.userName}.` });
+  }
+
+  /** Lease renewal and the sweeper; every live instance runs both. */
+  startBackgroundWork(): void {
+    this.inFlight.start();
+    this.sweeper.start(Math.min(30_000, Math.max(250, Math.floor((this.deps.config.turnLeaseSeconds * 1000) / 4))));
+  }
+
+  /** One sweep now (tests, and a first pass at start-up). */
+  sweepExpiredTurns(): Promise<number> {
+    return this.sweeper.sweep();
+  }
+
+  /** How many provider calls run in this instance right now. */
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
+  /**
+   * Shutdown: stop renewing, abort what still runs here (its turns fail as interrupted),
+   * and expire any lease left so another instance's sweeper settles the turn at once.
+   */
+  async releaseLeases(graceMs = 5000): Promise<void> {
+    this.sweeper.stop();
+    this.inFlight.stop();
+    this.inFlight.abortAll('shutdown');
+    await this.inFlight.drained(graceMs);
+    await this.deps.sessions.releaseLeases(this.deps.instanceId);
+  }
+
+  private async startInstruction(req: InstructionRequest): Promise<StartedTurn> {
+    const plan = await this.planner.plan(req);
+    const turnId = randomUUID();
+    const instructionUrl = await this.storeInputs(req, plan, turnId);
+    const turn = await this.deps.sessions.addTurn(
+      req.caller,
+      plan.session.id,
+      {
+        id: turnId,
+        instructionSummary: req.instruction,
+        mode: plan.mode,
+        conversationId: plan.conversationId ?? turnId,
+        openAIModel: plan.model,
+        previousOpenAIResponseId: plan.previousResponseId,
+        fullInstructionUrl: instructionUrl,
+        chunkRefs: plan.chunkRefs,
+        activeFileRefs: plan.files.files.map((f) => f.ref),
+        warnings: plan.warnings,
+      },
+      { rejectIfBusy: true, lease: { owner: this.deps.instanceId, expiresAt: this.inFlight.leaseUntil() } },
+    );
+    const outcome = this.runner.run({
+      caller: req.caller,
+      sessionId: turn.sessionId,
+      turnId,
+      mode: plan.mode,
+      model: plan.model,
+      request: plan.request,
+      continued: false,
+      firstDeltaIndex: 0,
+      priorUsage: null,
+      chainExpiry: plan.chainExpiry,
+    });
+    return { accepted: { sessionId: turn.sessionId, turnId, sequenceNumber: turn.sequenceNumber }, outcome };
+  }
+
+  /** DD-002A: the full instruction (and every file version sent) is in the blob store before the turn exists. */
+  private async storeInputs(req: InstructionRequest, plan: PlannedInstruction, turnId: string): Promise<string> {
+    const orgId = req.caller.orgId;
+    const files = new SessionFiles(this.deps.blobs, orgId, plan.session.id);
+    const [url] = await Promise.all([
+      new TurnBlobs(this.deps.blobs, orgId, plan.session.id, turnId).put(TURN_BLOBS.instruction, req.instruction),
+      ...plan.files.files.flatMap((f) => (f.delivery === 'inline' && f.content !== null ? [files.put(f.ref.contentHash, f.content)] : [])),
+    ]);
+    return url;
+  }
+
+  /** AGN-033 follow-on: the same turn continues with function_call_output items on its last response. */
+  private async continueWithToolResults(req: ToolResultsRequest): Promise<StartedTurn> {
+    const { sessions, contexts } = this.deps;
+    const turn = await sessions.getTurn(req.caller, req.sessionId, req.turnId);
+    if (!turn) throw notFound('turn');
+    if (turn.createdByUser.id !== req.caller.userId) throw forbidden("only the turn's author can answer its tool calls");
+    if (turn.status !== 'PENDING' || turn.pendingToolCalls.length === 0 || !turn.openAIResponseId) {
+      throw conflict('the turn is not waiting for tool results', { sessionId: req.sessionId, turnId: req.turnId });
+    }
+    const results = matchToolResults(turn.pendingToolCalls, req.toolResults);
+    const session = await sessions.getSession(req.caller, req.sessionId);
+    if (!session) throw notFound('session');
+    const [conversation] = session.conversationContextId
+      ? await contexts.conversationContextsByIds(req.caller.orgId, [session.conversationContextId])
+      : [];
+    const blobs = new TurnBlobs(this.deps.blobs, req.caller.orgId, req.sessionId, req.turnId);
+    const firstDeltaIndex = await blobs.streamedDeltas();
+    await sessions.resumeTurn(req.caller, req.sessionId, req.turnId, turn.pendingToolCalls.map((c) => c.toolCallId), {
+      owner: this.deps.instanceId,
+      expiresAt: this.inFlight.leaseUntil(),
+    });
+    const model = turn.openAIModel ?? this.deps.config.defaultModel;
+    const ttlMs = this.deps.config.chainTtlSeconds * 1000;
+    const outcome = this.runner.run({
+      caller: req.caller,
+      sessionId: req.sessionId,
+      turnId: req.turnId,
+      mode: turn.mode,
+      model,
+      request: {
+        model,
+        instructions: conversation?.systemPrompt ?? null,
+        temperature: conversation?.temperature ?? null,
+        previousResponseId: turn.openAIResponseId,
+        input: results.map((r) => ({ type: 'function_call_output', callId: r.toolCallId, output: toolOutputText(r) })),
+        tools: conversation?.tools ?? [],
+      },
+      continued: true,
+      firstDeltaIndex,
+      priorUsage: turn.usage,
+      chainExpiry: (receivedAt) => turn.openAIChainExpiresDate ?? new Date(receivedAt.getTime() + ttlMs),
+    });
+    return { accepted: { sessionId: req.sessionId, turnId: req.turnId, sequenceNumber: turn.sequenceNumber }, outcome };
+  }
+
+  /** DD-006: a NEW turn with the old (or a new) instruction, fresh retrieval and file analysis. */
+  private async rerun(req: RerunRequest): Promise<StartedTurn> {
+    const [old, session] = await Promise.all([
+      this.deps.sessions.getTurn(req.caller, req.sessionId, req.turnId),
+      this.deps.sessions.getSession(req.caller, req.sessionId),
+    ]);
+    if (!old || !session) throw notFound('turn');
+    const stored = req.instruction
+      ? null
+      : await new TurnBlobs(this.deps.blobs, req.caller.orgId, req.sessionId, req.turnId).getText(TURN_BLOBS.instruction);
+    return this.startInstruction({
+      kind: 'instruction',
+      caller: req.caller,
+      sessionId: session.id,
+      agentContextId: session.agentContextId,
+      conversationContextId: session.conversationContextId,
+      instruction: req.instruction ?? stored ?? old.instructionSummary,
+      mode: old.mode,
+      workspaceId: session.workspaceId,
+      repo: session.repo,
+      language: session.defaultLanguage,
+      sessionName: null,
+      activeFiles: old.activeFileRefs.map((f) => ({ path: f.path, content: null, contentHash: f.contentHash, isTouched: f.isTouched })),
+    });
+  }
+}

@@ -1,0 +1,189 @@
+import { normalisePath, type ActiveFileSubmission } from '../domain/active-files';
+import type { Caller } from '../domain/caller';
+import { badInput, DomainError, isDomainError } from '../domain/errors';
+import type { ExecuteAccepted, ExecuteResponse } from '../domain/execute-response';
+import { inputFingerprint, parseIdempotencyKey } from '../domain/idempotency';
+import type { ToolResultSubmission } from '../domain/tool-results';
+import type { TurnRecord } from '../domain/turn';
+import { LIMITS, optionalText, requireText } from '../domain/validation';
+import { BlobStoreUnavailableError } from '../blobs/blob-store.port';
+import type { Logger } from '../logger';
+import { isDatabaseUnavailable } from '../sessions/db-errors';
+import type { IdempotentCalls } from './idempotent-calls';
+import type { Orchestrator } from './orchestrator';
+import type { OrchestratorRequest } from './request';
+
+export const CLIENT_KINDS = ['BROWSER', 'CLI', 'THICK_CLIENT'] as const;
+export type ClientKind = (typeof CLIENT_KINDS)[number];
+
+/** AgentExecuteInput as any transport delivers it (GraphQL input, REST JSON), before normalising. */
+export interface ExecuteInputFields {
+  readonly sessionId?: string | null;
+  readonly turnId?: string | null;
+  readonly agentContextId: string;
+  readonly conversationContextId?: string | null;
+  readonly instruction?: string | null;
+  readonly mode?: string | null;
+  readonly clientKind?: ClientKind | null;
+  readonly workspaceId?: string | null;
+  readonly repo?: string | null;
+  readonly language?: string | null;
+  readonly sessionName?: string | null;
+  readonly activeFiles?: readonly ActiveFileFields[] | null;
+  readonly toolResults?: readonly ToolResultFields[] | null;
+  readonly idempotencyKey?: string | null;
+}
+
+export interface ActiveFileFields {
+  readonly path: string;
+  readonly content?: string | null;
+  readonly contentHash?: string | null;
+  readonly isTouched?: boolean | null;
+}
+
+export interface ToolResultFields {
+  readonly toolCallId: string;
+  readonly executionMs: number;
+  readonly resultJson?: string | null;
+  readonly errorMessage?: string | null;
+}
+
+/** How each calling shape (DD-001) sends its instruction, made canonical. */
+interface ClientProfile {
+  readonly instruction: (raw: string) => string;
+}
+
+const CLIENT_PROFILES: Readonly<Record<ClientKind, ClientProfile>> = {
+  // A web form: the text as typed, surrounding whitespace dropped.
+  BROWSER: { instruction: (raw) => raw.trim() },
+  // A thin CLI passes terminal or piped text: CRLF line ends and trailing newlines are transport, not content.
+  CLI: { instruction: (raw) => raw.replace(/\r\n?/g, '\n').trim() },
+  // An IDE sends an editor selection: leading indentation can matter, so only the trailing whitespace goes.
+  THICK_CLIENT: { instruction: (raw) => raw.replace(/\s+$/, '') },
+};
+
+const MODE = /^[A-Za-z][A-Za-z0-9 _-]{0,63}$/;
+const MAX_TOOL_RESULTS = 128;
+
+/**
+ * DD-001 AIExecutionRequestHandler: the one entry of every execute, whatever the client kind
+ * and transport. It parses and normalises the input into the canonical orchestrator request,
+ * applies idempotency, and turns an unreachable store into SERVICE_UNAVAILABLE.
+ */
+export class RequestHandler {
+  constructor(
+    private readonly deps: { readonly orchestrator: Orchestrator; readonly idempotency: IdempotentCalls; readonly logger: Logger },
+  ) {}
+
+  /** Waits for the turn's outcome: a final answer or a tool continuation (AGN-033). */
+  execute(caller: Caller, input: ExecuteInputFields): Promise<ExecuteResponse> {
+    return guarded(async () => {
+      const request = toOrchestratorRequest(caller, input);
+      const key = parseIdempotencyKey(input.idempotencyKey);
+      return this.deps.idempotency.run(caller, key, fingerprintOf('execute', request), async () => {
+        const started = await this.deps.orchestrator.start(request);
+        return started.outcome;
+      });
+    });
+  }
+
+  /** Returns once the turn is PENDING; the pipeline continues in the background. */
+  executeAsync(caller: Caller, input: ExecuteInputFields): Promise<ExecuteAccepted> {
+    return guarded(async () => {
+      const request = toOrchestratorRequest(caller, input);
+      const key = parseIdempotencyKey(input.idempotencyKey);
+      return this.deps.idempotency.run(caller, key, fingerprintOf('executeAsync', request), async () => {
+        const started = await this.deps.orchestrator.start(request);
+        started.outcome.catch((e: unknown) => {
+          if (!isDomainError(e)) this.deps.logger.error({ err: e, ...started.accepted }, 'background turn failed unexpectedly');
+        });
+        return started.accepted;
+      });
+    });
+  }
+
+  /** DD-006. */
+  rerun(caller: Caller, sessionId: string, turnId: string, instruction: string | null): Promise<ExecuteResponse> {
+    return guarded(async () => {
+      const request: OrchestratorRequest = {
+        kind: 'rerun',
+        caller,
+        sessionId: requireText('sessionId', sessionId, LIMITS.id),
+        turnId: requireText('turnId', turnId, LIMITS.id),
+        instruction: instruction === null ? null : requireText('instruction', instruction, LIMITS.instruction),
+      };
+      return (await this.deps.orchestrator.start(request)).outcome;
+    });
+  }
+
+  cancel(caller: Caller, sessionId: string, turnId: string): Promise<TurnRecord> {
+    return guarded(() => this.deps.orchestrator.cancel(caller, sessionId, turnId));
+  }
+}
+
+/** Parses and normalises once, at the edge; the result no longer knows the client kind. */
+export function toOrchestratorRequest(caller: Caller, input: ExecuteInputFields): OrchestratorRequest {
+  const profile = CLIENT_PROFILES[input.clientKind ?? 'BROWSER'];
+  if (!profile) throw badInput('clientKind must be BROWSER, CLI or THICK_CLIENT', { field: 'clientKind' });
+  const sessionId = optionalText('sessionId', input.sessionId, LIMITS.id);
+  const turnId = optionalText('turnId', input.turnId, LIMITS.id);
+  if (input.toolResults !== null && input.toolResults !== undefined) {
+    if (!sessionId || !turnId) {
+      throw badInput('toolResults need the sessionId and turnId of the turn that asked for them', { field: 'turnId' });
+    }
+    if (input.instruction) throw badInput('send either an instruction or toolResults, not both', { field: 'instruction' });
+    if (input.toolResults.length > MAX_TOOL_RESULTS) throw badInput(`at most ${MAX_TOOL_RESULTS} tool results`, { field: 'toolResults' });
+    return { kind: 'tool_results', caller, sessionId, turnId, toolResults: input.toolResults.map(toolResultOf) };
+  }
+  if (turnId) throw badInput('turnId is only sent with toolResults (use rerunTurn to run a turn again)', { field: 'turnId' });
+  const instruction = profile.instruction(input.instruction ?? '');
+  const mode = (input.mode ?? 'ask').trim();
+  if (!MODE.test(mode)) throw badInput('mode must be a short word such as "ask" or "edit"', { field: 'mode' });
+  return {
+    kind: 'instruction',
+    caller,
+    sessionId,
+    agentContextId: requireText('agentContextId', input.agentContextId, LIMITS.id),
+    conversationContextId: optionalText('conversationContextId', input.conversationContextId, LIMITS.id),
+    instruction: requireText('instruction', instruction, LIMITS.instruction),
+    mode,
+    workspaceId: optionalText('workspaceId', input.workspaceId, LIMITS.shortText),
+    repo: optionalText('repo', input.repo, LIMITS.shortText),
+    language: optionalText('language', input.language, 64),
+    sessionName: optionalText('sessionName', input.sessionName, LIMITS.name),
+    activeFiles: (input.activeFiles ?? []).map(activeFileOf),
+  };
+}
+
+const activeFileOf = (f: ActiveFileFields): ActiveFileSubmission => ({
+  path: normalisePath(f.path),
+  content: f.content ?? null,
+  contentHash: f.contentHash ?? null,
+  isTouched: f.isTouched ?? true,
+});
+
+const toolResultOf = (r: ToolResultFields): ToolResultSubmission => ({
+  toolCallId: requireText('toolResults.toolCallId', r.toolCallId, 200),
+  executionMs: r.executionMs,
+  resultJson: r.resultJson ?? null,
+  errorMessage: r.errorMessage ?? null,
+});
+
+/** The same input, as idempotency compares it: the canonical request without the caller (the key is per caller). */
+const fingerprintOf = (operation: string, request: OrchestratorRequest): string =>
+  inputFingerprint(operation, { ...request, caller: undefined });
+
+/** A store that cannot be reached is the service being unavailable, not an internal error. */
+async function guarded<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (e) {
+    if (isDatabaseUnavailable(e)) {
+      throw new DomainError('SERVICE_UNAVAILABLE', 'the session store is unavailable; no turn was recorded, try again later');
+    }
+    if (e instanceof BlobStoreUnavailableError) {
+      throw new DomainError('SERVICE_UNAVAILABLE', 'the blob store is unavailable; no turn was recorded, try again later');
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,223 @@
+import { BlobStoreUnavailableError, type BlobStore } from '../blobs/blob-store.port';
+import type { Caller } from '../domain/caller';
+import { DomainError, isDomainError, type ErrorCode } from '../domain/errors';
+import { finalResponse, toolContinuation, type ExecuteResponse } from '../domain/execute-response';
+import { addUsage, priceOf, usageOf, type PricingTable } from '../domain/pricing';
+import type { TurnUsage } from '../domain/usage';
+import type { TurnOutputSink, TurnRef } from '../events/turn-output';
+import { LlmError, type LanguageModel, type LlmRequest, type LlmResponse } from '../llm/llm.port';
+import type { Logger } from '../logger';
+import { isDatabaseUnavailable } from '../sessions/db-errors';
+import type { SessionManager } from '../sessions/session-manager';
+import type { InFlightTurn, InFlightTurns } from './in-flight';
+import { TURN_BLOBS, TurnBlobs } from './turn-blobs';
+
+/** One provider round of a PENDING turn: everything the runner needs, already decided. */
+export interface TurnRun {
+  readonly caller: Caller;
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly mode: string;
+  /** The model recorded on the turn and priced. */
+  readonly model: string;
+  readonly request: LlmRequest;
+  /** A continuation round: payload logs and the output index carry on from earlier rounds. */
+  readonly continued: boolean;
+  readonly firstDeltaIndex: number;
+  /** Usage of the turn's earlier rounds. */
+  readonly priorUsage: TurnUsage | null;
+  /** When this turn's provider chain stops being reliable, given when the response arrived. */
+  readonly chainExpiry: (receivedAt: Date) => Date;
+}
+
+export interface TurnRunnerDeps {
+  readonly sessions: SessionManager;
+  readonly blobs: BlobStore;
+  readonly llm: LanguageModel;
+  readonly output: TurnOutputSink;
+  readonly inFlight: InFlightTurns;
+  readonly pricing: PricingTable;
+  readonly toolResultTimeoutSeconds: number;
+  readonly logger: Logger;
+  readonly now: () => Date;
+}
+
+interface PayloadUrls {
+  readonly request: string;
+  readonly response: string;
+}
+
+/**
+ * Runs one provider round of a PENDING turn and settles it: COMPLETED with the answer
+ * (DD-002B), paused for client tools (AGN-033), FAILED with a clear error (DD-002C), or
+ * CANCELLED with the partial answer kept. Streams every delta to the output sink and ends
+ * the stream however the round ends.
+ */
+export class TurnRunner {
+  constructor(private readonly deps: TurnRunnerDeps) {}
+
+  async run(run: TurnRun): Promise<ExecuteResponse> {
+    const flight = this.deps.inFlight.register(run.caller.orgId, run.sessionId, run.turnId, run.firstDeltaIndex);
+    const blobs = new TurnBlobs(this.deps.blobs, run.caller.orgId, run.sessionId, run.turnId);
+    try {
+      const requestUrl = await blobs.appendRequest(this.deps.llm.payloadOf(run.request), run.continued);
+      const result = await this.deps.llm.respond(run.request, {
+        signal: flight.controller.signal,
+        onTextDelta: (text) => this.onDelta(run, flight, text),
+      });
+      const log = { streamedDeltas: flight.deltas - run.firstDeltaIndex, response: result.raw };
+      const urls = { request: requestUrl, response: await blobs.appendResponse(log, run.continued) };
+      const usage = this.usageOf(run, result);
+      return result.toolCalls.length > 0
+        ? await this.pause(run, result, usage, urls)
+        : await this.complete(run, blobs, result, usage, urls);
+    } catch (e) {
+      throw await this.failed(run, flight, blobs, e);
+    } finally {
+      this.deps.inFlight.release(run.turnId);
+      await this.answerLateCancel(run, flight);
+      this.deps.output.end(this.refOf(run));
+    }
+  }
+
+  private onDelta(run: TurnRun, flight: InFlightTurn, text: string): void {
+    if (text.length === 0) return;
+    flight.text += text;
+    this.deps.output.append({ ...this.refOf(run), index: flight.deltas++, textDelta: text });
+  }
+
+  private async complete(run: TurnRun, blobs: TurnBlobs, result: LlmResponse, usage: TurnUsage, urls: PayloadUrls): Promise<ExecuteResponse> {
+    const answerUrl = await blobs.put(TURN_BLOBS.answer, result.text);
+    const receivedAt = this.deps.now();
+    const turn = await this.deps.sessions.completeTurn(run.caller, run.sessionId, run.turnId, {
+      agentAnswerSummary: result.text,
+      fullAgentAnswerUrl: answerUrl,
+      openAIResponseId: result.responseId,
+      openAIResponseReceivedDate: receivedAt,
+      openAIChainExpiresDate: run.chainExpiry(receivedAt),
+      openAIRequestPayloadUrl: urls.request,
+      openAIResponsePayloadUrl: urls.response,
+      usage,
+    });
+    return finalResponse(
+      { sessionId: run.sessionId, turnId: run.turnId, mode: run.mode },
+      { text: result.text, warnings: turn.warnings, usage },
+    );
+  }
+
+  private async pause(run: TurnRun, result: LlmResponse, usage: TurnUsage, urls: PayloadUrls): Promise<ExecuteResponse> {
+    const declared = new Set(run.request.tools.map((t) => t.name));
+    const unknown = result.toolCalls.find((c) => !declared.has(c.name));
+    if (unknown) {
+      throw new LlmError('failed', `the model called a tool the conversation does not declare: ${unknown.name.slice(0, 64)}`, {
+        responseId: result.responseId,
+      });
+    }
+    const receivedAt = this.deps.now();
+    await this.deps.sessions.pauseForToolCalls(run.caller, run.sessionId, run.turnId, {
+      toolCalls: result.toolCalls,
+      openAIResponseId: result.responseId,
+      openAIChainExpiresDate: run.chainExpiry(receivedAt),
+      waitUntil: new Date(receivedAt.getTime() + this.deps.toolResultTimeoutSeconds * 1000),
+      usage,
+      openAIRequestPayloadUrl: urls.request,
+      openAIResponsePayloadUrl: urls.response,
+    });
+    return toolContinuation({ sessionId: run.sessionId, turnId: run.turnId, mode: run.mode }, result.toolCalls, result.text);
+  }
+
+  /** Settles the turn after anything went wrong and returns the error the caller receives. */
+  private async failed(run: TurnRun, flight: InFlightTurn, blobs: TurnBlobs, e: unknown): Promise<unknown> {
+    if (flight.reason === 'cancel') return this.cancelled(run, flight, blobs);
+    if (flight.reason === 'lost' || (isDomainError(e) && e.code === 'CONFLICT')) return this.lost(run, flight, blobs);
+    if (flight.reason === 'shutdown') {
+      return this.fail(run, 'SERVICE_UNAVAILABLE', 'interrupted: the gateway shut down before the model finished answering');
+    }
+    if (e instanceof LlmError) {
+      await blobs
+        .appendResponse({ streamedDeltas: flight.deltas - run.firstDeltaIndex, error: e.message }, run.continued)
+        .catch(() => undefined);
+      return this.fail(run, e.kind === 'timeout' ? 'LLM_TIMEOUT' : 'LLM_FAILED', e.message, e.details.responseId ?? null);
+    }
+    if (isDatabaseUnavailable(e)) {
+      // Nothing can be written now; the turn's lease runs out and a sweeper fails it.
+      return new DomainError('SERVICE_UNAVAILABLE', 'the session store is unavailable; try again later', this.idsOf(run));
+    }
+    if (e instanceof BlobStoreUnavailableError) {
+      return this.fail(run, 'SERVICE_UNAVAILABLE', 'the blob store is unavailable, so the turn could not be stored');
+    }
+    this.deps.logger.error({ err: e, sessionId: run.sessionId, turnId: run.turnId }, 'turn failed unexpectedly');
+    await this.fail(run, 'LLM_FAILED', 'the gateway failed while running this turn');
+    return e;
+  }
+
+  private async fail(run: TurnRun, code: ErrorCode, message: string, responseId: string | null = null): Promise<DomainError> {
+    try {
+      await this.deps.sessions.failTurn(run.caller, run.sessionId, run.turnId, {
+        errors: [message],
+        ...(responseId ? { openAIResponseId: responseId } : {}),
+      });
+    } catch (e) {
+      this.deps.logger.warn({ err: e, turnId: run.turnId }, 'could not record the turn failure; its lease will expire');
+    }
+    return new DomainError(code, message, this.idsOf(run));
+  }
+
+  /** cancelTurn on this instance: keep the partial answer, then let the manager cancel the turn. */
+  private async cancelled(run: TurnRun, flight: InFlightTurn, blobs: TurnBlobs): Promise<DomainError> {
+    const caller = flight.cancelledBy ?? run.caller;
+    try {
+      const partial = flight.text;
+      const url = partial.length > 0 ? await blobs.put(TURN_BLOBS.answer, partial) : null;
+      const turn = await this.deps.sessions.cancelTurn(caller, run.sessionId, run.turnId, {
+        reason: `Cancelled by ${caller.userName}.`,
+        fullAgentAnswerUrl: url,
+        agentAnswerSummary: partial.length > 0 ? partial : null,
+      });
+      flight.settleCancel(turn);
+    } catch (e) {
+      flight.settleCancel(e instanceof Error ? e : new Error(String(e)));
+    }
+    return new DomainError('CANCELLED', 'the turn was cancelled', this.idsOf(run));
+  }
+
+  /** The turn left this instance's hands (cancelled elsewhere, or swept): report what happened. */
+  private async lost(run: TurnRun, flight: InFlightTurn, blobs: TurnBlobs): Promise<DomainError> {
+    const turn = await this.deps.sessions.getTurn(run.caller, run.sessionId, run.turnId).catch(() => null);
+    if (turn?.status === 'CANCELLED') {
+      // The turn is terminal and keeps its URLs; the partial answer is still kept under its key.
+      if (flight.text.length > 0) await blobs.put(TURN_BLOBS.answer, flight.text).catch(() => undefined);
+      return new DomainError('CANCELLED', 'the turn was cancelled', this.idsOf(run));
+    }
+    if (turn?.status === 'PENDING') return this.fail(run, 'LLM_FAILED', 'interrupted: the turn lost its lease');
+    const why = turn?.errors.join('; ') || `the turn is ${turn?.status.toLowerCase() ?? 'gone'}`;
+    return new DomainError('CONFLICT', why, this.idsOf(run));
+  }
+
+  /** A cancel that arrived after the provider answered: cancel a paused turn, refuse a finished one. */
+  private async answerLateCancel(run: TurnRun, flight: InFlightTurn): Promise<void> {
+    const caller = flight.cancelledBy;
+    if (!caller || !flight.cancelPending) return;
+    try {
+      flight.settleCancel(await this.deps.sessions.cancelTurn(caller, run.sessionId, run.turnId));
+    } catch (e) {
+      flight.settleCancel(e instanceof Error ? e : new Error(String(e)));
+    }
+  }
+
+  private usageOf(run: TurnRun, result: LlmResponse): TurnUsage {
+    const sent = [run.request.instructions ?? '', ...run.request.input.map((i) => (i.type === 'message' ? i.text : i.output))];
+    const received = [result.text, ...result.toolCalls.map((c) => c.argumentsJson)];
+    const fresh = usageOf(result.usage, { inputText: sent.join('\n'), outputText: received.join('\n') }, priceOf(this.deps.pricing, run.model));
+    return addUsage(run.priorUsage, fresh);
+  }
+
+  private refOf(run: TurnRun): TurnRef {
+    return { orgId: run.caller.orgId, sessionId: run.sessionId, turnId: run.turnId };
+  }
+
+  private idsOf(run: TurnRun): { sessionId: string; turnId: string } {
+    return { sessionId: run.sessionId, turnId: run.turnId };
+  }
+}
+

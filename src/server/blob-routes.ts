@@ -1,0 +1,53 @@
+import { pipeline } from 'node:stream/promises';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import type { BlobStore } from '../blobs/blob-store.port';
+import { resolveBlobPath } from '../blobs/blob-keys';
+import { isDomainError } from '../domain/errors';
+import { HTTP_STATUS_OF, INTERNAL_MESSAGE } from '../graphql/error-mapping';
+import type { Logger } from '../logger';
+import type { SessionManager } from '../sessions/session-manager';
+import { authenticate } from './auth';
+
+export interface BlobRouteDeps {
+  readonly blobs: BlobStore;
+  readonly sessions: SessionManager;
+  readonly jwtSecret: string;
+  readonly logger: Logger;
+}
+
+const notFound = { errorCode: 'NOT_FOUND', errorMessage: 'blob not found' };
+
+/**
+ * `GET /blobs/sessions/:sessionId/...`: the gateway URLs stored on turns. The caller must be
+ * able to read the session; the key is built from the caller's own org, so another org's
+ * blob (or a session the caller may not read) answers 404 exactly like a missing one.
+ */
+export function blobRouter(deps: BlobRouteDeps): Router {
+  const router = express.Router();
+  router.get('/blobs/{*rest}', async (req: Request, res: Response) => {
+    const { caller } = authenticate(req.headers.authorization, deps.jwtSecret);
+    const target = resolveBlobPath(caller.orgId, req.path.slice('/blobs'.length));
+    const session = target ? await deps.sessions.getSession(caller, target.sessionId) : null;
+    const blob = target && session ? await deps.blobs.get(target.key) : null;
+    if (!blob) {
+      res.status(404).json(notFound);
+      return;
+    }
+    res.status(200);
+    res.setHeader('content-type', blob.contentType);
+    if (blob.sizeBytes !== null) res.setHeader('content-length', String(blob.sizeBytes));
+    res.setHeader('cache-control', 'private, no-store');
+    res.setHeader('x-content-type-options', 'nosniff');
+    await pipeline(blob.body, res);
+  });
+  router.use('/blobs', (error: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(error);
+    if (isDomainError(error)) {
+      res.status(HTTP_STATUS_OF[error.code]).json({ errorCode: error.code, errorMessage: error.message });
+      return;
+    }
+    deps.logger.error({ err: error }, 'unexpected error while serving a blob');
+    res.status(500).json({ errorCode: 'INTERNAL_SERVER_ERROR', errorMessage: INTERNAL_MESSAGE });
+  });
+  return router;
+}

@@ -1,0 +1,176 @@
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { badInput, isDomainError, type ErrorCode } from '../domain/errors';
+import type { ExecuteResponse } from '../domain/execute-response';
+import { HTTP_STATUS_OF, INTERNAL_MESSAGE } from '../graphql/error-mapping';
+import type { Logger } from '../logger';
+import {
+  CLIENT_KINDS,
+  type ActiveFileFields,
+  type ClientKind,
+  type ExecuteInputFields,
+  type RequestHandler,
+  type ToolResultFields,
+} from '../orchestrator/request-handler';
+import { authenticate } from './auth';
+
+export interface RestExecuteDeps {
+  readonly handler: RequestHandler;
+  readonly jwtSecret: string;
+  readonly bodyLimitBytes: number;
+  readonly logger: Logger;
+}
+
+/**
+ * DD-004 `POST /api/ai/agent/execute` for thin clients: the same bearer auth and request
+ * handler as GraphQL; the body is AgentExecuteInput as JSON; the answer is the AGN-033
+ * object as JSON (`kind: "final" | "client_tool_continuation"`, forbidden buckets absent);
+ * errors are `{ errorCode, errorMessage }` with the HTTP status of the code.
+ */
+export function restExecuteRouter(deps: RestExecuteDeps): Router {
+  const router = express.Router();
+  router.post('/api/ai/agent/execute', express.json({ limit: deps.bodyLimitBytes }), async (req: Request, res: Response) => {
+    const { caller } = authenticate(req.headers.authorization, deps.jwtSecret);
+    const input = parseExecuteBody(req.body, req.get('idempotency-key') ?? null);
+    const answer = await deps.handler.execute(caller, input);
+    res.status(200).json(toRestAnswer(answer));
+  });
+  router.use('/api/ai/agent/execute', (error: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(error);
+    const { status, body } = restError(error, deps.logger);
+    res.status(status).json(body);
+  });
+  return router;
+}
+
+/** Express rejects a body it cannot read with these `type`s (body-parser). */
+function restError(error: unknown, logger: Logger): { status: number; body: Record<string, unknown> } {
+  const parserType = (error as { type?: unknown }).type;
+  if (parserType === 'entity.parse.failed') return fail('BAD_USER_INPUT', 'the request body is not valid JSON');
+  if (parserType === 'entity.too.large') return { ...fail('BAD_USER_INPUT', 'the request body is too large'), status: 413 };
+  if (isDomainError(error)) {
+    const extra = Object.fromEntries(Object.entries(error.details).filter(([k]) => k === 'sessionId' || k === 'turnId' || k === 'field'));
+    return { status: HTTP_STATUS_OF[error.code], body: { errorCode: error.code, errorMessage: error.message, ...extra } };
+  }
+  logger.error({ err: error }, 'unexpected error in POST /api/ai/agent/execute');
+  return { status: 500, body: { errorCode: 'INTERNAL_SERVER_ERROR', errorMessage: INTERNAL_MESSAGE } };
+}
+
+const fail = (code: ErrorCode, message: string) => ({ status: HTTP_STATUS_OF[code], body: { errorCode: code, errorMessage: message } });
+
+/** AGN-033 as JSON: only the buckets the kind allows, and only when present. */
+export function toRestAnswer(answer: ExecuteResponse): Record<string, unknown> {
+  const meta = { kind: answer.kind, sessionId: answer.sessionId, turnId: answer.turnId, modeDisplayName: answer.modeDisplayName };
+  if (answer.kind === 'client_tool_continuation') {
+    return {
+      ...meta,
+      toolCalls: answer.toolCalls.map((c) => ({ toolCallId: c.toolCallId, name: c.name, argumentsJson: c.argumentsJson })),
+      ...(answer.toolContinuationMessage !== undefined ? { toolContinuationMessage: answer.toolContinuationMessage } : {}),
+    };
+  }
+  return {
+    ...meta,
+    primaryOutputText: answer.primaryOutputText,
+    ...(answer.files ? { files: answer.files } : {}),
+    ...(answer.toolResults
+      ? {
+          toolResults: answer.toolResults.map((r) => ({
+            toolCallId: r.toolCallId,
+            executionMs: r.executionMs,
+            ...(r.outcome.kind === 'result' ? { resultJson: r.outcome.resultJson } : { errorMessage: r.outcome.errorMessage }),
+          })),
+        }
+      : {}),
+    ...(answer.userWarnings ? { userWarnings: answer.userWarnings } : {}),
+    ...(answer.usage ? { usage: answer.usage } : {}),
+  };
+}
+
+// ------------------------------------------------------------------ parsing untrusted JSON, once
+
+const INPUT_FIELDS = new Set([
+  'sessionId', 'turnId', 'agentContextId', 'conversationContextId', 'instruction', 'mode', 'clientKind', 'workspaceId',
+  'repo', 'language', 'sessionName', 'activeFiles', 'toolResults', 'idempotencyKey',
+]);
+
+/** The JSON body as AgentExecuteInput, with GraphQL's type rules and defaults; anything else is BAD_USER_INPUT. */
+export function parseExecuteBody(body: unknown, idempotencyHeader: string | null): ExecuteInputFields {
+  const o = object(body, 'the request body');
+  for (const key of Object.keys(o)) if (!INPUT_FIELDS.has(key)) throw badInput(`unknown field "${key.slice(0, 60)}"`, { field: key.slice(0, 60) });
+  const clientKind = optionalString(o, 'clientKind');
+  if (clientKind !== null && !(CLIENT_KINDS as readonly string[]).includes(clientKind)) {
+    throw badInput(`clientKind must be one of ${CLIENT_KINDS.join(', ')}`, { field: 'clientKind' });
+  }
+  return {
+    sessionId: optionalString(o, 'sessionId'),
+    turnId: optionalString(o, 'turnId'),
+    agentContextId: requiredString(o, 'agentContextId'),
+    conversationContextId: optionalString(o, 'conversationContextId'),
+    instruction: optionalString(o, 'instruction'),
+    mode: optionalString(o, 'mode') ?? 'ask',
+    clientKind: (clientKind as ClientKind | null) ?? 'BROWSER',
+    workspaceId: optionalString(o, 'workspaceId'),
+    repo: optionalString(o, 'repo'),
+    language: optionalString(o, 'language'),
+    sessionName: optionalString(o, 'sessionName'),
+    activeFiles: optionalArray(o, 'activeFiles', activeFileOf),
+    toolResults: optionalArray(o, 'toolResults', toolResultOf),
+    idempotencyKey: optionalString(o, 'idempotencyKey') ?? idempotencyHeader,
+  };
+}
+
+function activeFileOf(value: unknown, at: string): ActiveFileFields {
+  const o = object(value, at);
+  return {
+    path: requiredString(o, 'path', at),
+    content: optionalString(o, 'content', at),
+    contentHash: optionalString(o, 'contentHash', at),
+    isTouched: optionalBoolean(o, 'isTouched', at) ?? true,
+  };
+}
+
+function toolResultOf(value: unknown, at: string): ToolResultFields {
+  const o = object(value, at);
+  const executionMs = o.executionMs;
+  if (typeof executionMs !== 'number' || !Number.isInteger(executionMs)) {
+    throw badInput(`${at}.executionMs must be an integer`, { field: 'toolResults.executionMs' });
+  }
+  return {
+    toolCallId: requiredString(o, 'toolCallId', at),
+    executionMs,
+    resultJson: optionalString(o, 'resultJson', at),
+    errorMessage: optionalString(o, 'errorMessage', at),
+  };
+}
+
+function object(value: unknown, at: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badInput(`${at} must be a JSON object`);
+  return value as Record<string, unknown>;
+}
+
+function requiredString(o: Record<string, unknown>, key: string, at = ''): string {
+  const value = o[key];
+  if (typeof value !== 'string') throw badInput(`${at ? `${at}.` : ''}${key} must be a string`, { field: key });
+  return value;
+}
+
+function optionalString(o: Record<string, unknown>, key: string, at = ''): string | null {
+  const value = o[key];
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') throw badInput(`${at ? `${at}.` : ''}${key} must be a string or null`, { field: key });
+  return value;
+}
+
+function optionalBoolean(o: Record<string, unknown>, key: string, at: string): boolean | null {
+  const value = o[key];
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'boolean') throw badInput(`${at}.${key} must be a boolean`, { field: key });
+  return value;
+}
+
+function optionalArray<T>(o: Record<string, unknown>, key: string, item: (value: unknown, at: string) => T): T[] | null {
+  const value = o[key];
+  if (value === undefined || value === null) return null;
+  if (!Array.isArray(value)) throw badInput(`${key} must be an array`, { field: key });
+  return value.map((v, i) => item(v, `${key}[${i}]`));
+}
+
