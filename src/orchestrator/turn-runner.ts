@@ -208,7 +208,8 @@ export class TurnRunner {
   private usageOf(run: TurnRun, result: LlmResponse): TurnUsage {
     const sent = [run.request.instructions ?? '', ...run.request.input.map((i) => (i.type === 'message' ? i.text : i.output))];
     const received = [result.text, ...result.toolCalls.map((c) => c.argumentsJson)];
-    const fresh = usageOf(result.usage, { inputText: sent.join('\n'), outputText: received.join('\n') }, priceOf(this.deps.pricing, run.model));
+    const text = (parts: string[]) => parts.filter((p) => p.length > 0).join('\n');
+    const fresh = usageOf(result.usage, { inputText: text(sent), outputText: text(received) }, priceOf(this.deps.pricing, run.model));
     return addUsage(run.priorUsage, fresh);
   }
 

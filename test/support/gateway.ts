@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Config } from '../../src/config';
 import { createLogger, type Logger } from '../../src/logger';
-import { createGateway, type Gateway } from '../../src/main';
+import { createGateway, type Gateway, type GatewayHooks } from '../../src/main';
 import { issueToken, type TokenClaims } from '../../src/server/auth';
 import { createMysqlDatabase, dropMysqlDatabase } from './db';
 
@@ -31,14 +31,20 @@ export interface TestGateway {
 
 export interface TestGatewayOptions {
   readonly mysql?: boolean;
+  /** Share this MySQL database (another gateway instance's) instead of creating one; it is not dropped. */
+  readonly databaseUrl?: string;
+  /** Share this data directory (the embedded blob store of another instance); it is not removed. */
+  readonly dataDir?: string;
   readonly env?: Record<string, string>;
   readonly logger?: Logger;
+  readonly hooks?: Omit<GatewayHooks, 'onQuery'>;
 }
 
 /** A real gateway (composition root, Apollo, HTTP) on a free port with its own database. */
 export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gw-gateway-'));
-  const databaseUrl = options.mysql ? await createMysqlDatabase() : null;
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'gw-gateway-'));
+  const ownsDatabase = options.mysql === true && !options.databaseUrl;
+  const databaseUrl = options.databaseUrl ?? (ownsDatabase ? await createMysqlDatabase() : null);
   const config: Config = loadConfig({
     NODE_ENV: 'test',
     PORT: '0',
@@ -50,6 +56,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   });
   const statements: string[] = [];
   const gateway = await createGateway(config, options.logger ?? createLogger(process.env.LOG_LEVEL ?? 'silent'), {
+    ...options.hooks,
     onQuery: (sql) => statements.push(sql),
   });
   const url = await gateway.listen();
@@ -69,8 +76,8 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     op: (token, document, variables) => harness.gql(token, print(document), variables),
     async close() {
       await gateway.close();
-      if (databaseUrl) await dropMysqlDatabase(databaseUrl);
-      rmSync(dataDir, { recursive: true, force: true });
+      if (databaseUrl && ownsDatabase) await dropMysqlDatabase(databaseUrl);
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
   return harness;
