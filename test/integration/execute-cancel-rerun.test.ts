@@ -1,0 +1,184 @@
+import { describeWithMysql } from '../support/services';
+import { alice, bob, boss, chunk, eventually, mallory, startExecuteHarness, type ExecuteHarness } from '../support/execute';
+
+const CANCEL = `mutation Cancel($sessionId: ID!, $turnId: ID!) {
+  cancelTurn(sessionId: $sessionId, turnId: $turnId) { id status agentAnswerSummary fullAgentAnswerUrl warnings }
+}`;
+const RERUN = `mutation Rerun($sessionId: ID!, $turnId: ID!, $instruction: String) {
+  rerunTurn(sessionId: $sessionId, turnId: $turnId, instruction: $instruction) {
+    ... on AgentFinalResponse { kind sessionId turnId primaryOutputText }
+  }
+}`;
+
+interface CancelData {
+  cancelTurn: { id: string; status: string; agentAnswerSummary: string | null; fullAgentAnswerUrl: string | null; warnings: string[] };
+}
+
+/** Issue 3 point 8 (cancellation, rerun) and the lease side of point 11, on MariaDB. */
+describeWithMysql('cancelling and rerunning turns on MariaDB', () => {
+  let h: ExecuteHarness;
+  beforeAll(async () => {
+    h = await startExecuteHarness({ mysql: true, env: { TURN_LEASE_SECONDS: '3' } });
+  });
+  afterAll(() => h.close());
+  beforeEach(() => {
+    h.fake.requests.length = 0;
+  });
+
+  const cancel = (harness: ExecuteHarness, caller = alice, ids: { sessionId: string; turnId: string }) =>
+    harness.t.gql<CancelData>(harness.tokenOf(caller), CANCEL, ids);
+
+  /** Starts a turn whose provider streams some text, then stalls. */
+  async function streaming(harness: ExecuteHarness, text = 'partial answer') {
+    harness.fake.enqueue({ kind: 'stall', chunks: [text.slice(0, 8), text.slice(8)] });
+    const res = await harness.executeAsync(alice, { instruction: 'Take your time' });
+    const ids = res.body.data!.executeAsync;
+    await eventually(() => harness.output.of(ids.turnId).text === text);
+    return ids;
+  }
+
+  it('aborts the provider call, keeps the partial answer in the answer blob and cancels the turn', async () => {
+    const ids = await streaming(h);
+    const res = await cancel(h, alice, ids);
+    expect(res.body.data?.cancelTurn).toMatchObject({ status: 'CANCELLED', agentAnswerSummary: 'partial answer', warnings: ['Cancelled by Name of alice.'] });
+    expect((await h.blob(alice, res.body.data!.cancelTurn.fullAgentAnswerUrl!)).text).toBe('partial answer');
+    await eventually(() => h.fake.requests[0]?.closedByClient === true);
+    expect(h.output.of(ids.turnId).ends).toBe(1);
+  });
+
+  it('answers a waiting execute with CANCELLED and the turn it created', async () => {
+    h.fake.enqueue({ kind: 'stall', chunks: ['some text'] });
+    const waiting = h.execute(alice, { instruction: 'Wait for me' });
+    await eventually(() => h.output.deltas.some((d) => d.textDelta === 'some text'));
+    const turnId = h.output.deltas.find((d) => d.textDelta === 'some text')!.turnId;
+    const sessionId = h.output.deltas.find((d) => d.textDelta === 'some text')!.sessionId;
+    await cancel(h, alice, { sessionId, turnId });
+    const res = await waiting;
+    expect(res.body.errors?.[0]).toMatchObject({ message: 'the turn was cancelled', extensions: { code: 'CANCELLED', sessionId, turnId } });
+  });
+
+  it('treats a second cancel as a no-op, a finished turn as CONFLICT, and checks who may cancel', async () => {
+    const ids = await streaming(h);
+    await cancel(h, alice, ids);
+    const again = await cancel(h, alice, ids);
+    expect(again.body.errors).toBeUndefined();
+    expect(again.body.data?.cancelTurn.status).toBe('CANCELLED');
+
+    const done = (await h.execute(alice, { instruction: 'Finish quickly' })).body.data!.execute;
+    const late = await cancel(h, alice, done);
+    expect(late.body.errors?.[0]?.extensions?.code).toBe('CONFLICT');
+    expect((await h.turn(alice, done.sessionId, done.turnId)).status).toBe('COMPLETED');
+
+    const running = await streaming(h, 'still running here');
+    await h.t.gateway.services.sessions.updateSession(alice, running.sessionId, { isPublic: true });
+    expect((await cancel(h, bob, running)).body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    expect((await cancel(h, mallory, running)).body.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    expect((await h.turn(alice, running.sessionId, running.turnId)).status).toBe('PENDING');
+    expect((await cancel(h, boss, running)).body.data?.cancelTurn.status).toBe('CANCELLED');
+  });
+
+  it('cancels a turn that waits for tool results', async () => {
+    h.fake.enqueue({ kind: 'tool_calls', calls: [{ name: 'read_file', arguments: '{"path":"x"}' }] });
+    const paused = (await h.execute(alice, { conversationContextId: h.conversationContextId, instruction: 'Read x' })).body.data!.execute;
+    const res = await cancel(h, alice, paused);
+    expect(res.body.data?.cancelTurn).toMatchObject({ status: 'CANCELLED', fullAgentAnswerUrl: null });
+  });
+
+  it('stops a call running on another instance: the manager cancels, the running instance aborts at its next lease renewal', async () => {
+    const b = await startExecuteHarness({
+      databaseUrl: new URL(h.t.gateway.config.databaseUrl!).toString(),
+      dataDir: h.t.gateway.config.dataDir,
+      fake: h.fake,
+      contexts: { agentContextId: h.agentContextId, conversationContextId: h.conversationContextId },
+      env: { TURN_LEASE_SECONDS: '3' },
+    });
+    try {
+      h.fake.enqueue({ kind: 'stall', chunks: ['started on A'] });
+      const waiting = h.execute(alice, { instruction: 'Run on A' });
+      await eventually(() => h.output.deltas.some((d) => d.textDelta === 'started on A'));
+      const { sessionId, turnId } = h.output.deltas.find((d) => d.textDelta === 'started on A')!;
+      const res = await cancel(b, alice, { sessionId, turnId });
+      expect(res.body.data?.cancelTurn.status).toBe('CANCELLED');
+      const answer = await waiting;
+      expect(answer.body.errors?.[0]?.extensions).toMatchObject({ code: 'CANCELLED', turnId });
+      await eventually(() => h.fake.requests.at(-1)?.closedByClient === true);
+      // The partial answer is kept under the turn's answer key, though the terminal turn was not touched again.
+      expect((await b.blob(alice, `/blobs/sessions/${sessionId}/turns/${turnId}/answer.md`)).text).toBe('started on A');
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('reruns a turn as a NEW turn with the full old instruction, fresh retrieval and file analysis; the old turn is untouched', async () => {
+    const instruction = `Explain the module.\n${'context '.repeat(300)}`;
+    h.retriever.chunks = [chunk('one')];
+    const first = (await h.execute(alice, { instruction, mode: 'edit', activeFiles: [{ path: 'm.ts', content: 'export const m = 1;' }] })).body.data!.execute;
+    const before = await h.turn(alice, first.sessionId, first.turnId);
+    const retrievals = h.retriever.requests.length;
+
+    h.retriever.chunks = [chunk('one'), chunk('two')];
+    const res = await h.t.gql<{ rerunTurn: { kind: string; sessionId: string; turnId: string } }>(h.tokenOf(alice), RERUN, { sessionId: first.sessionId, turnId: first.turnId });
+    const rerun = res.body.data!.rerunTurn;
+    expect(rerun.kind).toBe('FINAL');
+    expect(rerun.turnId).not.toBe(first.turnId);
+    expect(h.retriever.requests.length).toBe(retrievals + 1);
+    const fresh = await h.turn(alice, rerun.sessionId, rerun.turnId);
+    expect(fresh).toMatchObject({ sequenceNumber: 2, mode: 'edit', status: 'COMPLETED', previousOpenAIResponseId: before.openAIResponseId });
+    expect((await h.blob(alice, fresh.fullInstructionUrl!)).text).toBe(instruction.trim());
+    expect(fresh.chunkRefs.map((c) => c.chunkId)).toEqual(['one', 'two']);
+    // Fresh analysis inside the live chain: the unchanged file is recorded but not re-sent.
+    expect(fresh.activeFileRefs).toEqual([{ ...before.activeFileRefs[0], wasSentToLLM: false }]);
+    expect(await h.turn(alice, first.sessionId, first.turnId)).toEqual(before);
+
+    const renamed = await h.t.gql<{ rerunTurn: { turnId: string } }>(h.tokenOf(alice), RERUN, { sessionId: first.sessionId, turnId: first.turnId, instruction: 'Explain it shorter' });
+    const third = await h.turn(alice, first.sessionId, renamed.body.data!.rerunTurn.turnId);
+    expect(third).toMatchObject({ sequenceNumber: 3, instructionSummary: 'Explain it shorter' });
+  });
+
+  it('refuses a second instruction while the session works on a turn (SESSION_BUSY), creating nothing', async () => {
+    const ids = await streaming(h, 'busy working now');
+    const busy = await h.execute(alice, { sessionId: ids.sessionId, instruction: 'Me too' });
+    expect(busy.body.errors?.[0]?.extensions).toMatchObject({ code: 'SESSION_BUSY', sessionId: ids.sessionId });
+    const rerun = await h.t.gql(h.tokenOf(alice), RERUN, ids);
+    expect(rerun.body.errors?.[0]?.extensions?.code).toBe('SESSION_BUSY');
+    const session = await h.t.gateway.services.sessions.getSession(alice, ids.sessionId);
+    expect(session?.turnCount).toBe(1);
+    await cancel(h, alice, ids);
+  });
+
+  it('keeps a long call alive by renewing its lease while the sweeper runs', async () => {
+    h.fake.enqueue({ kind: 'text', chunks: ['slow', ' but', ' steady', ' answer'], delayMs: 1500 });
+    const res = await h.execute(alice, { instruction: 'Slow answer please' });
+    expect(res.body.data?.execute.primaryOutputText).toBe('slow but steady answer');
+  }, 20_000);
+
+  it('fails a PENDING turn whose instance died once its lease has run out, recording the event', async () => {
+    const { sessions } = h.t.gateway.services;
+    const session = await sessions.createSession(alice, { name: 'orphan', agentContextId: h.agentContextId });
+    const events: string[] = [];
+    const turn = await sessions.addTurn(alice, session.id, { instructionSummary: 'started on a dead instance' }, {
+      lease: { owner: 'gw-dead', expiresAt: new Date(Date.now() + 60_000) },
+    });
+    await h.t.gateway.orchestrator.sweepExpiredTurns();
+    expect((await h.turn(alice, session.id, turn.id)).status).toBe('PENDING');
+    h.clock.advance(61_000);
+    await h.t.gateway.orchestrator.sweepExpiredTurns();
+    const swept = await h.turn(alice, session.id, turn.id);
+    expect(swept).toMatchObject({ status: 'FAILED', errors: ['interrupted: the gateway instance running this turn stopped before it finished'] });
+    const rows = (await h.t.gateway.db.dataSource.query('SELECT previous_status, status FROM turn_events WHERE turn_id = ? ORDER BY id', [turn.id])) as { previous_status: string | null; status: string }[];
+    for (const r of rows) events.push(`${r.previous_status ?? '-'}>${r.status}`);
+    expect(events).toEqual(['->PENDING', 'PENDING>FAILED']);
+  });
+
+  it('fails what still runs when the gateway shuts down, instead of leaving it PENDING', async () => {
+    const c = await startExecuteHarness({ databaseUrl: h.t.gateway.config.databaseUrl!, fake: h.fake, contexts: { agentContextId: h.agentContextId, conversationContextId: h.conversationContextId } });
+    c.fake.enqueue({ kind: 'stall', chunks: ['never finished'] });
+    const ids = (await c.executeAsync(alice, { instruction: 'Interrupted by shutdown' })).body.data!.executeAsync;
+    await eventually(() => c.output.of(ids.turnId).text === 'never finished');
+    await c.close();
+    expect(await h.turn(alice, ids.sessionId, ids.turnId)).toMatchObject({
+      status: 'FAILED',
+      errors: ['interrupted: the gateway shut down before the model finished answering'],
+    });
+  });
+});
