@@ -12,7 +12,8 @@ export class FilesystemBlobStore implements BlobStore {
     this.root = resolve(dataDir, 'blobs');
   }
 
-  async put(key: string, body: string | Buffer): Promise<void> {
+  /** Content types follow from the key's extension on read, so none is stored. */
+  async put(key: string, body: string | Buffer, _contentType?: string): Promise<void> {
     const path = this.pathOf(key);
     await mkdir(dirname(path), { recursive: true });
     // Write then rename: a reader never sees half an object.
