@@ -1,0 +1,123 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { issueToken } from '../../src/server/auth';
+import { createMysqlDatabase, dropMysqlDatabase } from '../support/db';
+import { alice, boss, EXECUTE, EXECUTE_ASYNC, startExecuteHarness } from '../support/execute';
+import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
+import { describeWithMysql } from '../support/services';
+
+const root = resolve(__dirname, '../..');
+const SECRET = 'e2e-execute-secret-e2e-execute-secret-0123';
+
+/** `node dist/main.js`, as `npm start` runs it; resolves with its URL once it logs "gateway listening". */
+function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ['dist/main.js'], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', JWT_SECRET: SECRET, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((ready, reject) => {
+    const timer = setTimeout(() => reject(new Error('server did not start in time')), 20_000);
+    child.once('exit', (code) => reject(new Error(`server exited early with ${code}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const entry = JSON.parse(line) as { msg?: string; url?: string };
+      if (entry.msg === 'gateway listening' && entry.url) {
+        clearTimeout(timer);
+        ready({ child, url: entry.url.replace(/\/graphql$/, '') });
+      }
+    });
+  });
+}
+
+async function gql<T>(url: string, token: string, query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const res = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await res.json()) as { data?: T; errors?: unknown[] };
+  if (!body.data) throw new Error(JSON.stringify(body.errors));
+  return body.data;
+}
+
+const tokenOf = (c: typeof alice) => issueToken({ userId: c.userId, userName: c.userName, orgId: c.orgId, orgName: c.orgName, roles: [...c.roles] }, SECRET);
+const AGENT = `mutation { upsertAgentContext(input: { name: "Backend", vectorCollection: "backend", defaultModel: "gpt-4.1-mini" }) { id } }`;
+
+describe('npm start without OPENAI_API_KEY', () => {
+  let dataDir: string;
+  let server: { child: ChildProcess; url: string };
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'gw-e2e-offline-'));
+    server = await startServer({ DATA_DIR: dataDir });
+  });
+  afterAll(async () => {
+    await new Promise((r) => {
+      server.child.once('exit', r);
+      server.child.kill('SIGTERM');
+    });
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('runs the whole pipeline offline: a labelled deterministic answer, a stored turn, blobs behind the gateway', async () => {
+    const { upsertAgentContext } = await gql<{ upsertAgentContext: { id: string } }>(server.url, tokenOf(boss), AGENT);
+    const input = { agentContextId: upsertAgentContext.id, instruction: 'Summarise the retry policy', activeFiles: [{ path: 'retry.ts', content: 'export const retries = 2;' }] };
+    const { execute } = await gql<{ execute: { kind: string; sessionId: string; turnId: string; primaryOutputText: string } }>(server.url, tokenOf(alice), EXECUTE, { input });
+    expect(execute.kind).toBe('FINAL');
+    expect(execute.primaryOutputText).toContain('**Offline answer.**');
+    expect(execute.primaryOutputText).toContain('export const retries = 2;');
+    expect(execute.primaryOutputText).toContain('Summarise the retry policy');
+    const again = await gql<{ execute: { primaryOutputText: string } }>(server.url, tokenOf(alice), EXECUTE, { input });
+    expect(again.execute.primaryOutputText).toBe(execute.primaryOutputText);
+    const res = await fetch(`${server.url}/blobs/sessions/${execute.sessionId}/turns/${execute.turnId}/answer.md`, { headers: { authorization: `Bearer ${tokenOf(alice)}` } });
+    expect(await res.text()).toBe(execute.primaryOutputText);
+  });
+});
+
+describeWithMysql('a gateway process that dies mid-turn', () => {
+  let fake: FakeOpenAI;
+  let databaseUrl: string;
+  let dataDir: string;
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    databaseUrl = await createMysqlDatabase();
+    dataDir = mkdtempSync(join(tmpdir(), 'gw-e2e-dead-'));
+  });
+  afterAll(async () => {
+    await fake.close();
+    await dropMysqlDatabase(databaseUrl);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('has its PENDING turn marked FAILED ("interrupted") by a live instance once the lease runs out', async () => {
+    const env = { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.url, TURN_LEASE_SECONDS: '2' };
+    const doomed = await startServer(env);
+    const { upsertAgentContext } = await gql<{ upsertAgentContext: { id: string } }>(doomed.url, tokenOf(boss), AGENT);
+    fake.enqueue({ kind: 'hang' });
+    const { executeAsync } = await gql<{ executeAsync: { sessionId: string; turnId: string } }>(doomed.url, tokenOf(alice), EXECUTE_ASYNC, {
+      input: { agentContextId: upsertAgentContext.id, instruction: 'Never answered' },
+    });
+    await fake.waitForRequests(1);
+    await new Promise((r) => {
+      doomed.child.once('exit', r);
+      doomed.child.kill('SIGKILL');
+    });
+
+    const survivor = await startExecuteHarness({
+      databaseUrl,
+      dataDir,
+      fake,
+      contexts: { agentContextId: upsertAgentContext.id, conversationContextId: '' },
+      env: { TURN_LEASE_SECONDS: '2' },
+    });
+    try {
+      expect((await survivor.turn(alice, executeAsync.sessionId, executeAsync.turnId)).status).toBe('PENDING');
+      const failed = await survivor.waitForTurn(alice, executeAsync.sessionId, executeAsync.turnId);
+      expect(failed).toMatchObject({ status: 'FAILED', errors: ['interrupted: the gateway instance running this turn stopped before it finished'] });
+    } finally {
+      await survivor.close();
+    }
+  }, 40_000);
+});
