@@ -7,6 +7,8 @@ import { contentTypeOf, type BlobObject, type BlobStore } from './blob-store.por
 /** The embedded default: objects as files under DATA_DIR/blobs (no S3 configured). */
 export class FilesystemBlobStore implements BlobStore {
   private readonly root: string;
+  /** Directories known to exist: a turn writes several objects into one, and mkdir is not free. */
+  private readonly made = new Set<string>();
 
   constructor(dataDir: string) {
     this.root = resolve(dataDir, 'blobs');
@@ -15,7 +17,11 @@ export class FilesystemBlobStore implements BlobStore {
   /** Content types follow from the key's extension on read, so none is stored. */
   async put(key: string, body: string | Buffer, _contentType?: string): Promise<void> {
     const path = this.pathOf(key);
-    await mkdir(dirname(path), { recursive: true });
+    const dir = dirname(path);
+    if (!this.made.has(dir)) {
+      await mkdir(dir, { recursive: true });
+      this.made.add(dir);
+    }
     // Write then rename: a reader never sees half an object.
     const temporary = `${path}.${randomUUID()}.tmp`;
     await writeFile(temporary, body);

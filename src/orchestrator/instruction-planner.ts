@@ -44,6 +44,8 @@ export interface PlannedInstruction {
   readonly conversationId: string | null;
   readonly previousResponseId: string | null;
   readonly files: ActiveFilesPlan;
+  /** Submitted file versions the session has not stored yet (a later new chain may need them). */
+  readonly newFileVersions: readonly { readonly contentHash: string; readonly content: string }[];
   readonly snippets: readonly RetrievedChunk[];
   readonly chunkRefs: readonly RetrievedChunk['ref'][];
   readonly warnings: readonly string[];
@@ -75,7 +77,8 @@ export class InstructionPlanner {
     const history = existing?.history ?? [];
     const chain = decideChain(history, this.deps.now());
     const links = chain.kind === 'continue' ? chain.links : [];
-    const files = planActiveFiles(req.activeFiles, fileHistoryOf(history, links));
+    const fileHistory = fileHistoryOf(history, links);
+    const files = planActiveFiles(req.activeFiles, fileHistory);
     const { retrieved, warning: retrievalWarning } = await this.retrieve(req, contexts, existing?.session ?? null);
     const session = existing?.session ?? (await this.createSession(req, contexts));
     const snippets = newSnippets(retrieved, chunksOfChain(links));
@@ -90,6 +93,11 @@ export class InstructionPlanner {
       conversationId: chain.kind === 'continue' ? (chain.conversationId ?? chain.links[0]?.id ?? null) : null,
       previousResponseId: chain.kind === 'continue' ? chain.previousResponseId : null,
       files,
+      newFileVersions: files.files.flatMap((f) =>
+        f.delivery === 'inline' && f.content !== null && !fileHistory.knownSizes.has(f.ref.contentHash)
+          ? [{ contentHash: f.ref.contentHash, content: f.content }]
+          : [],
+      ),
       snippets,
       chunkRefs: retrieved.map((c) => c.ref),
       warnings: warnings.filter((w): w is string => w !== null),

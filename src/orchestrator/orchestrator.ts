@@ -160,7 +160,7 @@ export class Orchestrator {
     const files = new SessionFiles(this.deps.blobs, orgId, plan.session.id);
     const [url] = await Promise.all([
       new TurnBlobs(this.deps.blobs, orgId, plan.session.id, turnId).put(TURN_BLOBS.instruction, req.instruction),
-      ...plan.files.files.flatMap((f) => (f.delivery === 'inline' && f.content !== null ? [files.put(f.ref.contentHash, f.content)] : [])),
+      ...plan.newFileVersions.map((f) => files.put(f.contentHash, f.content)),
     ]);
     return url;
   }
