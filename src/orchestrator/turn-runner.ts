@@ -137,7 +137,9 @@ export class TurnRunner {
       await blobs
         .appendResponse({ streamedDeltas: flight.deltas - run.firstDeltaIndex, error: e.message }, run.continued)
         .catch(() => undefined);
-      return this.fail(run, e.kind === 'timeout' ? 'LLM_TIMEOUT' : 'LLM_FAILED', e.message, e.details.responseId ?? null);
+      // A lost chain heals itself: this turn fails, so the next one starts a new, preloaded chain.
+      const message = e.kind === 'chain_lost' ? `${e.message}; send the instruction again to continue in a new conversation` : e.message;
+      return this.fail(run, e.kind === 'timeout' ? 'LLM_TIMEOUT' : 'LLM_FAILED', message, e.details.responseId ?? null);
     }
     if (isDatabaseUnavailable(e)) {
       // Nothing can be written now; the turn's lease runs out and a sweeper fails it.

@@ -181,6 +181,19 @@ function lifecycleSuite(mysql: boolean): void {
     expect(late.userWarnings?.[0]).toMatch(/^The session's model conversation expired on .*; this turn starts a new model conversation preloaded from the session history\.$/);
   });
 
+  it('fails a follow-on whose chain the provider lost early, and continues in a new chain on the next instruction', async () => {
+    const first = (await h.execute(bob, { instruction: 'Start a chain' })).body.data!.execute;
+    const firstTurn = await h.turn(bob, first.sessionId, first.turnId);
+    h.fake.forget(firstTurn.openAIResponseId!);
+    const lost = await h.execute(bob, { sessionId: first.sessionId, instruction: 'Continue it' });
+    expect(lost.body.errors?.[0]?.message).toBe(
+      'the model provider no longer knows the previous response (HTTP 400); send the instruction again to continue in a new conversation',
+    );
+    const again = await h.execute(bob, { sessionId: first.sessionId, instruction: 'Continue it' });
+    expect(again.body.data?.execute.kind).toBe('FINAL');
+    expect(h.fake.requests.at(-1)?.body).not.toHaveProperty('previous_response_id');
+  });
+
   it('records a file over 100 KB without sending it, and warns the user', async () => {
     const big = 'x'.repeat(100 * 1024 + 1);
     const res = (await h.execute(alice, { instruction: 'Look at the big file', activeFiles: [{ path: 'big.json', content: big, isTouched: false }] })).body.data!.execute;
