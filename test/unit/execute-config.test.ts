@@ -1,0 +1,48 @@
+import { ConfigError, loadConfig } from '../../src/config';
+
+describe('execute configuration', () => {
+  it('defaults to the offline adapter, files under DATA_DIR, and the spec timeouts', () => {
+    const c = loadConfig({});
+    expect(c.openaiApiKey).toBeNull();
+    expect(c.blobs.s3Bucket).toBeNull();
+    expect(c.execute).toMatchObject({
+      defaultModel: 'gpt-4.1-mini',
+      chainTtlSeconds: 30 * 24 * 3600,
+      toolResultTimeoutSeconds: 1800,
+      turnLeaseSeconds: 120,
+      llmMaxRetries: 2,
+    });
+    expect(c.execute.modelPricing['gpt-4.1-mini']).toEqual({ inputPer1K: 0.0004, outputPer1K: 0.0016 });
+  });
+
+  it('reads the provider, S3 and pricing settings', () => {
+    const c = loadConfig({
+      OPENAI_API_KEY: ' sk-live ',
+      OPENAI_BASE_URL: 'http://proxy.internal:8080/v1',
+      OPENAI_MODEL: 'gpt-5-mini',
+      S3_BUCKET: 'turns',
+      S3_ENDPOINT: 'http://minio:9000',
+      MODEL_PRICING: '{"house-model": {"inputPer1K": 0.001, "outputPer1K": 0.002}}',
+    });
+    expect(c).toMatchObject({ openaiApiKey: 'sk-live', openaiBaseUrl: 'http://proxy.internal:8080/v1' });
+    expect(c.execute.defaultModel).toBe('gpt-5-mini');
+    expect(c.blobs).toEqual({ s3Bucket: 'turns', s3Endpoint: 'http://minio:9000', s3Region: 'us-east-1', s3ForcePathStyle: true });
+    expect(c.execute.modelPricing['house-model']).toEqual({ inputPer1K: 0.001, outputPer1K: 0.002 });
+    expect(loadConfig({ S3_BUCKET: 'b', AWS_REGION: 'eu-west-1' }).blobs).toMatchObject({ s3Region: 'eu-west-1', s3ForcePathStyle: false });
+  });
+
+  it.each([
+    ['LLM_TIMEOUT_MS', 'soon'],
+    ['LLM_MAX_RETRIES', '-1'],
+    ['OPENAI_CHAIN_TTL_SECONDS', '0'],
+    ['TOOL_RESULT_TIMEOUT_SECONDS', '1.5'],
+    ['TURN_LEASE_SECONDS', '99999'],
+    ['S3_FORCE_PATH_STYLE', 'maybe'],
+    ['S3_ENDPOINT', 'minio:9000'],
+    ['OPENAI_BASE_URL', 'ftp://x'],
+    ['MODEL_PRICING', '{"m": {"inputPer1K": "cheap", "outputPer1K": 1}}'],
+  ])('refuses %s=%s with a message naming it', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+  });
+});
