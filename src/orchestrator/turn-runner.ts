@@ -3,6 +3,7 @@ import type { Caller } from '../domain/caller';
 import { DomainError, isDomainError, type ErrorCode } from '../domain/errors';
 import { finalResponse, toolContinuation, type ExecuteResponse } from '../domain/execute-response';
 import { addUsage, priceOf, usageOf, type PricingTable } from '../domain/pricing';
+import type { TurnFailure } from '../domain/turn';
 import type { TurnUsage } from '../domain/usage';
 import type { TurnOutputSink, TurnRef } from '../events/turn-output';
 import { LlmError, type LanguageModel, type LlmRequest, type LlmResponse } from '../llm/llm.port';
@@ -59,8 +60,10 @@ export class TurnRunner {
   async run(run: TurnRun): Promise<ExecuteResponse> {
     const flight = this.deps.inFlight.register(run.caller.orgId, run.sessionId, run.turnId, run.firstDeltaIndex);
     const blobs = new TurnBlobs(this.deps.blobs, run.caller.orgId, run.sessionId, run.turnId);
+    const written: { requestUrl: string | null } = { requestUrl: null };
     try {
       const requestUrl = await blobs.appendRequest(this.deps.llm.payloadOf(run.request), run.continued);
+      written.requestUrl = requestUrl;
       const result = await this.deps.llm.respond(run.request, {
         signal: flight.controller.signal,
         onTextDelta: (text) => this.onDelta(run, flight, text),
@@ -72,7 +75,7 @@ export class TurnRunner {
         ? await this.pause(run, result, usage, urls)
         : await this.complete(run, blobs, result, usage, urls);
     } catch (e) {
-      throw await this.failed(run, flight, blobs, e);
+      throw await this.failed(run, flight, blobs, e, written.requestUrl);
     } finally {
       this.deps.inFlight.release(run.turnId);
       await this.answerLateCancel(run, flight);
@@ -127,19 +130,24 @@ export class TurnRunner {
   }
 
   /** Settles the turn after anything went wrong and returns the error the caller receives. */
-  private async failed(run: TurnRun, flight: InFlightTurn, blobs: TurnBlobs, e: unknown): Promise<unknown> {
+  private async failed(run: TurnRun, flight: InFlightTurn, blobs: TurnBlobs, e: unknown, requestUrl: string | null): Promise<unknown> {
     if (flight.reason === 'cancel') return this.cancelled(run, flight, blobs);
     if (flight.reason === 'lost' || (isDomainError(e) && e.code === 'CONFLICT')) return this.lost(run, flight, blobs);
     if (flight.reason === 'shutdown') {
       return this.fail(run, 'SERVICE_UNAVAILABLE', 'interrupted: the gateway shut down before the model finished answering');
     }
     if (e instanceof LlmError) {
-      await blobs
+      // DD-002C: the failed turn keeps the raw payloads, the error included.
+      const responseUrl = await blobs
         .appendResponse({ streamedDeltas: flight.deltas - run.firstDeltaIndex, error: e.message }, run.continued)
-        .catch(() => undefined);
+        .catch(() => null);
       // A lost chain heals itself: this turn fails, so the next one starts a new, preloaded chain.
       const message = e.kind === 'chain_lost' ? `${e.message}; send the instruction again to continue in a new conversation` : e.message;
-      return this.fail(run, e.kind === 'timeout' ? 'LLM_TIMEOUT' : 'LLM_FAILED', message, e.details.responseId ?? null);
+      return this.fail(run, e.kind === 'timeout' ? 'LLM_TIMEOUT' : 'LLM_FAILED', message, {
+        openAIResponseId: e.details.responseId ?? null,
+        openAIRequestPayloadUrl: requestUrl,
+        openAIResponsePayloadUrl: responseUrl,
+      });
     }
     if (isDatabaseUnavailable(e)) {
       // Nothing can be written now; the turn's lease runs out and a sweeper fails it.
@@ -153,12 +161,9 @@ export class TurnRunner {
     return e;
   }
 
-  private async fail(run: TurnRun, code: ErrorCode, message: string, responseId: string | null = null): Promise<DomainError> {
+  private async fail(run: TurnRun, code: ErrorCode, message: string, payloads: Omit<TurnFailure, 'errors'> = {}): Promise<DomainError> {
     try {
-      await this.deps.sessions.failTurn(run.caller, run.sessionId, run.turnId, {
-        errors: [message],
-        ...(responseId ? { openAIResponseId: responseId } : {}),
-      });
+      await this.deps.sessions.failTurn(run.caller, run.sessionId, run.turnId, { ...payloads, errors: [message] });
     } catch (e) {
       this.deps.logger.warn({ err: e, turnId: run.turnId }, 'could not record the turn failure; its lease will expire');
     }

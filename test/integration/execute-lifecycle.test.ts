@@ -84,6 +84,8 @@ function lifecycleSuite(mysql: boolean): void {
     const failed = await h.turn(alice, sessionId, turnId);
     expect(failed).toMatchObject({ status: 'FAILED', errors: [error?.message], agentAnswerSummary: null, fullAgentAnswerUrl: null });
     expect(failed.openAIResponseReceivedDate).not.toBeNull();
+    expect(JSON.parse((await h.blob(alice, failed.openAIRequestPayloadUrl!)).text)).toHaveLength(1);
+    expect(JSON.parse((await h.blob(alice, failed.openAIResponsePayloadUrl!)).text)).toEqual([{ streamedDeltas: 0, error: error?.message }]);
   });
 
   it('reports a provider that hangs as LLM_TIMEOUT and fails the turn', async () => {
