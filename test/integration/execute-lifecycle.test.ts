@@ -29,7 +29,7 @@ function lifecycleSuite(mysql: boolean): void {
   it('stores the instruction and makes the turn PENDING before the model is called, then COMPLETED with everything DD-002B lists', async () => {
     const instruction = `Refactor the retry loop.\n${'details '.repeat(400)}`;
     const answer = 'A'.repeat(3000);
-    h.fake.enqueue({ kind: 'text', chunks: [answer.slice(0, 1000), answer.slice(1000, 2000), answer.slice(2000)], usage: { input: 1200, output: 800 }, delayMs: 150 });
+    h.fake.enqueue({ kind: 'text', chunks: [answer.slice(0, 1000), answer.slice(1000, 2000), answer.slice(2000)], usage: { input: 1200, output: 800 }, delayMs: 400 });
     const started = await h.executeAsync(alice, { ...conversation(), instruction, mode: 'edit', activeFiles: [{ path: 'src/retry.ts', content: 'export {};\n' }] });
     const { sessionId, turnId, sequenceNumber } = started.body.data!.executeAsync;
     expect(sequenceNumber).toBe(1);

@@ -5,7 +5,7 @@ import { alice, bob, mallory, startExecuteHarness, userTextOf, type ExecuteHarne
 describeWithMysql('POST /api/ai/agent/execute on MariaDB', () => {
   let h: ExecuteHarness;
   beforeAll(async () => {
-    h = await startExecuteHarness({ mysql: true, env: { LLM_TIMEOUT_MS: '400', LLM_MAX_RETRIES: '0' } });
+    h = await startExecuteHarness({ mysql: true, env: { LLM_TIMEOUT_MS: '1500', LLM_MAX_RETRIES: '0' } });
   });
   afterAll(() => h.close());
   beforeEach(() => {
