@@ -1,24 +1,23 @@
-import 'reflect-metadata';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { createConnection } from 'mysql2/promise';
 import OpenAI from 'openai';
-import { loadConfig } from '../src/config';
-import { createLogger } from '../src/logger';
-import { createGateway, type Gateway } from '../src/main';
 import { issueToken } from '../src/server/auth';
 import { startFakeOpenAI, type FakeOpenAI } from '../test/support/fake-openai';
 import { fmt, runLoad } from './load';
 
 /**
- * Execute throughput and capacity, each against a baseline in the same run:
+ * Execute throughput and capacity of ONE gateway instance (its own process, as `npm start`
+ * runs it), each against a baseline in the same run. This process plays the clients and
+ * the provider: the test suite's local Responses API stand-in (streaming SSE).
  *
- *  1. executes/s, p50, p99 with a zero-latency provider stand-in (the test suite's local
- *     Responses API, streaming), against (a) the same stand-in driven directly by the openai
- *     SDK, no gateway, and (b) the gateway on its offline adapter (no provider hop);
- *  2. how many concurrent in-flight executes one instance holds when the provider takes
- *     2 s to answer, with the process RSS, against the stand-in alone holding as many.
+ *  1. executes/s, p50, p99 with a zero-latency provider, against (a) the stand-in driven
+ *     directly by the openai SDK, no gateway, and (b) the gateway on its offline adapter;
+ *  2. how many executes one instance holds in flight when the provider takes 2 s to
+ *     answer, with the gateway's RSS, against the stand-in alone holding as many.
  *
  *   npm run bench:build && node dist-bench/bench/execute.bench.js
  *   BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/test node dist-bench/bench/execute.bench.js
@@ -29,45 +28,73 @@ const IN_FLIGHT_LEVELS = (process.env.BENCH_IN_FLIGHT ?? '100,500,1000,2000').sp
 const LATENCY_MS = Number(process.env.BENCH_PROVIDER_LATENCY_MS ?? 2000);
 const SECRET = 'bench-secret-bench-secret-bench-secret!!';
 const TOKEN = issueToken({ userId: 'bench-user', orgId: 'acme', roles: ['admin'] }, SECRET);
+const MAIN = resolve(__dirname, '../src/main.js');
 const EXECUTE = `mutation($input: AgentExecuteInput!) { execute(input: $input) {
   ... on AgentFinalResponse { sessionId turnId primaryOutputText usage { totalTokens } }
 } }`;
 
-interface Started {
-  readonly gateway: Gateway;
+interface GatewayProcess {
+  readonly child: ChildProcess;
   readonly url: string;
   readonly agentContextId: string;
+  /** Resident set size of the gateway process, from /proc. */
+  rssBytes(): number;
   close(): Promise<void>;
 }
 
-async function startGateway(env: Record<string, string>): Promise<Started> {
+async function startGateway(env: Record<string, string>): Promise<GatewayProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-exec-'));
   const database = await benchDatabase();
-  const config = loadConfig({
-    PORT: '0',
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    JWT_SECRET: SECRET,
-    DB_POOL_SIZE: '20',
-    ...(database ? { DATABASE_URL: database.url } : {}),
-    ...env,
+  const child = spawn(process.execPath, [MAIN], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      DATA_DIR: dataDir,
+      JWT_SECRET: SECRET,
+      DB_POOL_SIZE: '20',
+      ...(database ? { DATABASE_URL: database.url } : {}),
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const gateway = await createGateway(config, createLogger('error'));
-  const url = await gateway.listen();
-  const agent = await gateway.services.contexts.upsertAgentContext(
-    { userId: 'bench-user', userName: 'Bench', orgId: 'acme', orgName: 'Acme', roles: ['admin'] },
-    { name: 'Bench', vectorCollection: 'bench', defaultModel: 'gpt-4.1-mini' },
+  const url = await new Promise<string>((ready, reject) => {
+    child.once('exit', (code) => reject(new Error(`gateway exited with ${code}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const entry = JSON.parse(line) as { msg?: string; url?: string };
+      if (entry.msg === 'gateway listening' && entry.url) ready(entry.url.replace(/\/graphql$/, ''));
+    });
+  });
+  const created = await graphql<{ upsertAgentContext: { id: string } }>(
+    url,
+    'mutation { upsertAgentContext(input: { name: "Bench", vectorCollection: "bench", defaultModel: "gpt-4.1-mini" }) { id } }',
   );
   return {
-    gateway,
+    child,
     url,
-    agentContextId: agent.id,
+    agentContextId: created.upsertAgentContext.id,
+    rssBytes: () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) * 1024,
     async close() {
-      await gateway.close();
+      await new Promise((r) => {
+        child.once('exit', r);
+        child.kill('SIGTERM');
+      });
       await database?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+async function graphql<T>(url: string, query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const res = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await res.json()) as { data?: T; errors?: { extensions?: { code?: string }; message: string }[] };
+  if (!body.data) throw new Error(body.errors?.[0]?.extensions?.code ?? body.errors?.[0]?.message ?? `HTTP ${res.status}`);
+  return body.data;
 }
 
 async function benchDatabase(): Promise<{ url: string; drop(): Promise<void> } | null> {
@@ -89,40 +116,34 @@ async function benchDatabase(): Promise<{ url: string; drop(): Promise<void> } |
   };
 }
 
-/** One execute over HTTP; each worker keeps its own session, so follow-ons chain as in real use. */
-function executor(g: Started) {
-  return () => {
-    let sessionId: string | null = null;
-    let n = 0;
-    return async () => {
-      const input = {
-        agentContextId: g.agentContextId,
-        instruction: `Question ${n++}: how does the retry policy work?`,
-        ...(sessionId ? { sessionId } : {}),
-        activeFiles: [{ path: 'src/retry.ts', content: `export const retries = ${n % 3};\n` }],
-      };
-      const res = await fetch(`${g.url}/graphql`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-        body: JSON.stringify({ query: EXECUTE, variables: { input } }),
-      });
-      const body = (await res.json()) as { data?: { execute: { sessionId: string; primaryOutputText?: string } }; errors?: unknown };
-      if (!body.data?.execute.primaryOutputText) throw new Error(JSON.stringify(body.errors));
-      sessionId = body.data.execute.sessionId;
+/** A client with a session of its own: its follow-ons chain, as in real use. */
+function sessionClient(g: GatewayProcess): () => Promise<void> {
+  let sessionId: string | null = null;
+  let n = 0;
+  return async () => {
+    n++;
+    const input = {
+      agentContextId: g.agentContextId,
+      instruction: `Question ${n}: how does the retry policy work?`,
+      ...(sessionId ? { sessionId } : {}),
+      activeFiles: [{ path: 'src/retry.ts', content: `export const retries = ${n % 3};\n` }],
     };
+    const data = await graphql<{ execute: { sessionId: string; primaryOutputText?: string } }>(g.url, EXECUTE, { input });
+    if (!data.execute.primaryOutputText) throw new Error('no answer');
+    sessionId = data.execute.sessionId;
   };
 }
 
-/** Closed loop; a worker (and so its session) serves one request at a time. */
-async function load(makeWorker: () => () => Promise<void>, concurrency: number, seconds: number) {
-  const free = Array.from({ length: concurrency }, makeWorker);
+/** Closed loop; a client (and so its session) has one request out at a time. */
+function load(makeClient: () => () => Promise<void>, concurrency: number, seconds: number) {
+  const free = Array.from({ length: concurrency }, makeClient);
   return runLoad(
     async () => {
-      const worker = free.pop() as () => Promise<void>;
+      const client = free.pop() as () => Promise<void>;
       try {
-        await worker();
+        await client();
       } finally {
-        free.push(worker);
+        free.push(client);
       }
     },
     concurrency,
@@ -130,8 +151,8 @@ async function load(makeWorker: () => () => Promise<void>, concurrency: number, 
   );
 }
 
-function rawProvider(fake: FakeOpenAI) {
-  const client = new OpenAI({ apiKey: 'sk-bench', baseURL: fake.url, maxRetries: 0 });
+function providerClient(fake: FakeOpenAI): () => () => Promise<void> {
+  const client = new OpenAI({ apiKey: 'sk-bench', baseURL: fake.url, maxRetries: 0, timeout: 60_000 });
   return () => async () => {
     const stream = await client.responses.create({ model: 'gpt-4.1-mini', input: 'How does the retry policy work?', stream: true });
     let text = '';
@@ -142,74 +163,59 @@ function rawProvider(fake: FakeOpenAI) {
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 
-async function throughput(): Promise<void> {
+async function throughput(dialect: string): Promise<void> {
   const fake = await startFakeOpenAI({ record: false });
-  const openai = await startGateway({ OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: fake.url });
+  const viaOpenAI = await startGateway({ OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: fake.url });
   const offline = await startGateway({});
   try {
-    const dialect = openai.gateway.db.dialect;
-    await load(rawProvider(fake), 4, 1);
-    await load(executor(openai), 4, 1);
-    await load(executor(offline), 4, 1);
-    const raw = await load(rawProvider(fake), CONCURRENCY, SECONDS);
-    const viaOpenAI = await load(executor(openai), CONCURRENCY, SECONDS);
-    const viaOffline = await load(executor(offline), CONCURRENCY, SECONDS);
-    console.log(`\n1. Throughput, ${CONCURRENCY} concurrent clients, ${SECONDS} s each, ${dialect}, zero-latency provider`);
-    console.log(`   baseline: stand-in driven by the openai SDK, no gateway  ${fmt(raw)}`);
-    console.log(`   baseline: gateway execute on the offline adapter          ${fmt(viaOffline)}`);
-    console.log(`   gateway execute -> OpenAI adapter -> stand-in             ${fmt(viaOpenAI)}`);
-    console.log(`   gateway / raw provider: ${(viaOpenAI.perSecond / raw.perSecond).toFixed(2)}x; OpenAI path / offline path: ${(viaOpenAI.perSecond / viaOffline.perSecond).toFixed(2)}x`);
+    for (const warm of [providerClient(fake), () => sessionClient(viaOpenAI), () => sessionClient(offline)]) await load(warm, 4, 1);
+    const raw = await load(providerClient(fake), CONCURRENCY, SECONDS);
+    const off = await load(() => sessionClient(offline), CONCURRENCY, SECONDS);
+    const real = await load(() => sessionClient(viaOpenAI), CONCURRENCY, SECONDS);
+    console.log(`\n1. Throughput: ${CONCURRENCY} clients, each with its own session (follow-ons chain), ${SECONDS} s each, ${dialect}, zero-latency provider`);
+    console.log(`   baseline: the stand-in driven by the openai SDK, no gateway  ${fmt(raw)}`);
+    console.log(`   baseline: gateway execute on the offline adapter              ${fmt(off)}`);
+    console.log(`   gateway execute -> OpenAI adapter -> stand-in                 ${fmt(real)}`);
+    console.log(`   OpenAI path / offline path: ${(real.perSecond / off.perSecond).toFixed(2)}x`);
   } finally {
-    await openai.close();
+    await viaOpenAI.close();
     await offline.close();
     await fake.close();
   }
 }
 
-/** N executes at once against a provider that answers after LATENCY_MS; all must complete. */
-async function capacity(): Promise<void> {
+/** N executes at once against a provider that answers after LATENCY_MS; the peak the provider sees open is what the gateway holds. */
+async function capacity(dialect: string): Promise<void> {
   const fake = await startFakeOpenAI({ record: false, latencyMs: LATENCY_MS });
-  const g = await startGateway({ OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: fake.url, LLM_TIMEOUT_MS: '60000' });
-  const client = new OpenAI({ apiKey: 'sk-bench', baseURL: fake.url, maxRetries: 0, timeout: 60_000 });
-  console.log(`\n2. Concurrent in-flight executes, provider latency ${LATENCY_MS} ms, ${g.gateway.db.dialect}`);
+  const g = await startGateway({ OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: fake.url, LLM_TIMEOUT_MS: '120000' });
+  const direct = providerClient(fake)();
+  console.log(`\n2. Concurrent in-flight executes, provider latency ${LATENCY_MS} ms, ${dialect}; gateway idle RSS ${mb(g.rssBytes())}`);
   try {
     for (const n of IN_FLIGHT_LEVELS) {
-      const started = performance.now();
-      const rawDone = await Promise.allSettled(
-        Array.from({ length: n }, async () => {
-          const stream = await client.responses.create({ model: 'gpt-4.1-mini', input: 'hi', stream: true });
-          for await (const _event of stream) void _event;
-        }),
-      );
-      const rawSeconds = (performance.now() - started) / 1000;
-      global.gc?.();
-      const rssBefore = process.memoryUsage().rss;
-      let peakRss = rssBefore;
-      let peakInFlight = 0;
-      const sampler = setInterval(() => {
-        peakRss = Math.max(peakRss, process.memoryUsage().rss);
-        peakInFlight = Math.max(peakInFlight, g.gateway.orchestrator.inFlightCount);
-      }, 50);
       const t0 = performance.now();
+      const alone = await Promise.allSettled(Array.from({ length: n }, () => direct()));
+      const aloneSeconds = (performance.now() - t0) / 1000;
+
+      const rssBefore = g.rssBytes();
+      let peakRss = rssBefore;
+      let peakOpen = 0;
+      const sampler = setInterval(() => {
+        peakRss = Math.max(peakRss, g.rssBytes());
+        peakOpen = Math.max(peakOpen, fake.open);
+      }, 25);
+      const t1 = performance.now();
       const results = await Promise.allSettled(
-        Array.from({ length: n }, async (_, i) => {
-          const res = await fetch(`${g.url}/graphql`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-            body: JSON.stringify({ query: EXECUTE, variables: { input: { agentContextId: g.agentContextId, instruction: `In flight ${i}` } } }),
-          });
-          const body = (await res.json()) as { data?: unknown; errors?: { extensions?: { code?: string } }[] };
-          if (!body.data) throw new Error(body.errors?.[0]?.extensions?.code ?? 'no data');
-        }),
+        Array.from({ length: n }, (_, i) => graphql(g.url, EXECUTE, { input: { agentContextId: g.agentContextId, instruction: `In flight ${i}` } })),
       );
       clearInterval(sampler);
-      const seconds = (performance.now() - t0) / 1000;
-      const failed = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
+      const seconds = (performance.now() - t1) / 1000;
+      const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
       const reasons = [...new Set(failed.map((f) => String((f.reason as Error).message)))].join(', ');
       console.log(
-        `   ${String(n).padStart(5)} executes: ${n - failed.length} completed in ${seconds.toFixed(2)} s (peak ${peakInFlight} in flight), ` +
-          `RSS ${mb(rssBefore)} -> peak ${mb(peakRss)} (+${((peakRss - rssBefore) / 1024 / Math.max(1, peakInFlight)).toFixed(0)} KB per in-flight execute)` +
-          `${failed.length ? `, ${failed.length} failed (${reasons})` : ''}; baseline, stand-in alone: ${rawDone.filter((r) => r.status === 'fulfilled').length} in ${rawSeconds.toFixed(2)} s`,
+        `   ${String(n).padStart(5)} at once: ${n - failed.length} completed in ${seconds.toFixed(2)} s, peak ${peakOpen} in flight at the provider, ` +
+          `gateway RSS ${mb(rssBefore)} -> ${mb(peakRss)} (~${((peakRss - rssBefore) / 1024 / Math.max(1, peakOpen)).toFixed(0)} KB per in-flight execute)` +
+          `${failed.length ? `, ${failed.length} failed (${reasons})` : ''}` +
+          ` | baseline, the stand-in alone: ${alone.filter((r) => r.status === 'fulfilled').length} in ${aloneSeconds.toFixed(2)} s`,
       );
     }
   } finally {
@@ -219,9 +225,10 @@ async function capacity(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  console.log(`node ${process.version}, ${process.env.BENCH_MYSQL_URL ? 'MySQL/MariaDB' : 'embedded SQLite'}, blobs on the filesystem`);
-  await throughput();
-  await capacity();
+  const dialect = process.env.BENCH_MYSQL_URL ? 'MySQL/MariaDB' : 'embedded SQLite';
+  console.log(`node ${process.version}; gateway in its own process on ${dialect}, blobs on the filesystem`);
+  await throughput(dialect);
+  await capacity(dialect);
 }
 
 main().catch((e: unknown) => {

@@ -52,6 +52,8 @@ export interface FakeOpenAI {
   /** Base URL for the SDK: http://127.0.0.1:PORT/v1 */
   readonly url: string;
   readonly requests: RecordedRequest[];
+  /** Requests received and not yet answered (or abandoned) right now. */
+  readonly open: number;
   /** The next requests get these replies, in order; after them the default replies. */
   enqueue(...replies: FakeReply[]): void;
   /** Replaces the default reply (initially: a short answer quoting the instruction). */
@@ -73,6 +75,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   const stored = new Map<string, StoredResponse>();
   const sockets = new Set<Socket>();
   const waiters: { n: number; resolve: () => void }[] = [];
+  let open = 0;
   let fallback = (body: Record<string, unknown>): FakeReply => ({
     kind: 'text',
     chunks: ['Answer to: ', lastUserText(body).slice(0, 40), ' — done.'],
@@ -92,7 +95,9 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     const body = JSON.parse(await readBody(req)) as Record<string, unknown>;
     const record: RecordedRequest = { body: options.record === false ? {} : body, headers: req.headers, closedByClient: false };
     requests.push(record);
+    open++;
     res.on('close', () => {
+      open--;
       if (!res.writableFinished) record.closedByClient = true;
     });
     for (const w of waiters.filter((w) => requests.length >= w.n)) {
@@ -169,6 +174,9 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   return {
     url: await listen(server),
     requests,
+    get open() {
+      return open;
+    },
     enqueue: (...replies) => void queue.push(...replies),
     setDefault: (reply) => {
       fallback = reply;
