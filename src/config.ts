@@ -19,6 +19,25 @@ export interface Config {
   readonly limits: AbuseLimits;
   /** How long in-flight HTTP requests may take to finish on shutdown. */
   readonly shutdownGraceMs: number;
+  /** OPENAI_API_KEY: set means OpenAI embeddings (and the real LLM); unset means the local defaults. */
+  readonly openaiApiKey: string | null;
+  readonly openaiBaseUrl: string | null;
+  readonly retrieval: RetrievalConfig;
+}
+
+export interface RetrievalConfig {
+  /** Set means Qdrant; unset means the embedded index under DATA_DIR. */
+  readonly qdrantUrl: string | null;
+  readonly qdrantApiKey: string | null;
+  readonly embeddingModel: string;
+  /** Vector size to ask the embedding model for; null means the model's own. */
+  readonly embeddingDimensions: number | null;
+  /** Chunks retrieved per instruction. */
+  readonly topK: number;
+  /** Per call to the vector store or the embedding provider. */
+  readonly timeoutMs: number;
+  /** Read `<orgId>__<vectorCollection>`, so one org cannot search another's index by naming it. */
+  readonly orgScopedCollections: boolean;
 }
 
 export interface AbuseLimits {
@@ -45,6 +64,13 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('JWT_SECRET must be set to at least 32 characters when NODE_ENV=production');
   }
   const databaseUrl = env.DATABASE_URL?.trim() || null;
+  const qdrantUrl = env.QDRANT_URL?.trim() || null;
+  if (qdrantUrl && !/^https?:\/\/[^/]/.test(qdrantUrl)) {
+    throw new ConfigError('QDRANT_URL must be an http:// or https:// URL');
+  }
+  const embeddingDimensions = env.OPENAI_EMBEDDING_DIMENSIONS?.trim()
+    ? int(env, 'OPENAI_EMBEDDING_DIMENSIONS', 1, 1, 16_384)
+    : null;
   if (databaseUrl && !/^(mysql|mariadb):\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must be a mysql:// (or mariadb://) URL');
   }
@@ -68,6 +94,17 @@ export function loadConfig(env: Env = process.env): Config {
       bodyLimitBytes: int(env, 'HTTP_BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 100 * 1024 * 1024),
     },
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    openaiApiKey: env.OPENAI_API_KEY?.trim() || null,
+    openaiBaseUrl: env.OPENAI_BASE_URL?.trim() || null,
+    retrieval: {
+      qdrantUrl,
+      qdrantApiKey: env.QDRANT_API_KEY?.trim() || null,
+      embeddingModel: env.OPENAI_EMBEDDING_MODEL?.trim() || 'text-embedding-3-small',
+      embeddingDimensions,
+      topK: int(env, 'RETRIEVAL_TOP_K', 8, 1, 100),
+      timeoutMs: int(env, 'RETRIEVAL_TIMEOUT_MS', 5000, 100, 600_000),
+      orgScopedCollections: bool(env, 'RETRIEVAL_ORG_SCOPED_COLLECTIONS', false),
+    },
   };
 }
 
@@ -79,6 +116,14 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
     throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
   }
   return value;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (!raw) return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {

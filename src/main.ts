@@ -7,6 +7,7 @@ import { InProcessTurnEvents } from './events/in-process-turn-events';
 import { createProtection } from './graphql/armor';
 import type { Services } from './graphql/services';
 import { createLogger, type Logger } from './logger';
+import { createRetrieval } from './retrieval/create-retrieval';
 import { createHttpApp } from './server/http-app';
 import { openDatabase, type Database } from './sessions/database';
 import { SessionManager } from './sessions/session-manager';
@@ -31,6 +32,8 @@ export async function createGateway(
   logger: Logger = createLogger(config.logLevel),
   hooks: { onQuery?: (sql: string) => void } = {},
 ): Promise<Gateway> {
+  const retrieval = createRetrieval(config, logger);
+  logger.info(retrieval.description, 'retrieval configured');
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -42,6 +45,7 @@ export async function createGateway(
   const services: Services = {
     sessions: new SessionManager({ db, events }),
     contexts: new ContextDirectory(db),
+    retriever: retrieval.retriever,
   };
   const server = createServer();
   const { app, apollo } = await createHttpApp({
@@ -78,6 +82,7 @@ export async function createGateway(
           if (server.listening) await new Promise<void>((r) => server.close(() => r()));
         } finally {
           clearTimeout(forced);
+          await retrieval.close();
           await db.close();
         }
       })()),

@@ -1,0 +1,352 @@
+import {
+  appendFileSync,
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { assertCollectionName, describeSpace, sameSpace, spaceMismatch } from './collection';
+import { RetrievalError } from './retrieval-error';
+import { assertLittleEndian, CorruptIndexError, decodeRecords, encodeRecords, type DecodedRecord, type LogRecord } from './vector-log';
+import type { ChunkFilter, ChunkPoint, EmbeddingSpace, IndexedChunk, ScoredChunk, VectorStore } from './vector-store.port';
+import { VectorTable } from './vector-table';
+
+interface Meta {
+  readonly format: 1;
+  readonly embedderId: string;
+  readonly dimension: number;
+  /** Names the snapshot and log in use; a compaction moves to the next one. */
+  readonly generation: number;
+}
+
+interface OpenCollection {
+  readonly name: string;
+  readonly dir: string;
+  meta: Meta;
+  /** Identity of meta.json as last read; a rename by another process changes it. */
+  metaStamp: string;
+  table: VectorTable;
+  /** Bytes of the current log already applied to the table. */
+  logOffset: number;
+  snapshotBytes: number;
+}
+
+/** Logs are folded into a new snapshot once they outgrow it (and this floor). */
+const COMPACT_FLOOR_BYTES = 8 * 1024 * 1024;
+const SNAPSHOT_WRITE_BATCH = 512;
+
+/**
+ * The embedded default vector store: one directory per collection under DATA_DIR, holding
+ * meta.json (embedder, dimension, generation), a snapshot and an append-only log, with the
+ * whole collection in memory for exact search (VectorTable). Every operation first catches
+ * up with the files, so a gateway sees what `npm run ingest` (another process) wrote without
+ * a restart. One writer per collection at a time, enforced by a lock file naming its pid.
+ */
+export class EmbeddedVectorStore implements VectorStore {
+  private readonly collections = new Map<string, OpenCollection>();
+  private readonly locks = new Set<string>();
+
+  constructor(private readonly root: string) {
+    assertLittleEndian();
+  }
+
+  async ensureCollection(collection: string, space: EmbeddingSpace): Promise<void> {
+    if (this.sync(collection, space)) return;
+    const dir = this.dirOf(collection);
+    mkdirSync(dir, { recursive: true });
+    this.lock(collection);
+    // Someone may have created it between the check and the lock.
+    if (this.sync(collection, space)) return;
+    const meta: Meta = { format: 1, embedderId: space.embedderId, dimension: space.dimension, generation: 1 };
+    writeFileSync(join(dir, snapshotName(1)), '');
+    writeFileSync(join(dir, logName(1)), '');
+    writeMeta(dir, meta);
+  }
+
+  async hasCollection(collection: string, space: EmbeddingSpace): Promise<boolean> {
+    return this.sync(collection, space) !== null;
+  }
+
+  async upsert(collection: string, space: EmbeddingSpace, points: readonly ChunkPoint[]): Promise<void> {
+    for (const p of points) {
+      if (p.vector.length !== space.dimension) {
+        throw new RetrievalError('embedder-mismatch', `vector of dimension ${p.vector.length} for a collection of dimension ${space.dimension}`);
+      }
+    }
+    // Stored at unit length, so a search is a dot product.
+    this.append(
+      collection,
+      points.map((p) => ({ op: 'upsert', id: p.id, payload: p.payload, vector: unit(p.vector) })),
+      space,
+    );
+  }
+
+  async deleteByIds(collection: string, ids: readonly string[]): Promise<void> {
+    if (ids.length > 0) this.append(collection, [{ op: 'delete', ids }]);
+  }
+
+  async deleteFiles(collection: string, repo: string, paths: readonly string[]): Promise<void> {
+    const c = this.writable(collection);
+    const doomed = new Set(paths);
+    const ids = c.table.list(repo).filter((chunk) => doomed.has(chunk.path)).map((chunk) => chunk.id);
+    if (ids.length > 0) this.append(collection, [{ op: 'delete', ids }]);
+  }
+
+  async setFileHash(collection: string, ids: readonly string[], fileHash: string): Promise<void> {
+    if (ids.length > 0) this.append(collection, [{ op: 'file-hash', ids, fileHash }]);
+  }
+
+  async listChunks(collection: string, repo: string): Promise<IndexedChunk[]> {
+    return this.sync(collection)?.table.list(repo) ?? [];
+  }
+
+  async search(
+    collection: string,
+    space: EmbeddingSpace,
+    vector: Float32Array,
+    filter: ChunkFilter,
+    limit: number,
+  ): Promise<ScoredChunk[]> {
+    const c = this.sync(collection, space);
+    if (!c) throw new RetrievalError('collection-missing', `vector collection "${collection}" has not been indexed yet`);
+    return c.table.search(vector, filter, limit);
+  }
+
+  async close(): Promise<void> {
+    for (const collection of this.locks) rmSync(join(this.dirOf(collection), 'writer.lock'), { force: true });
+    this.locks.clear();
+    this.collections.clear();
+  }
+
+  // ------------------------------------------------------------------ files
+
+  private dirOf(collection: string): string {
+    return join(this.root, assertCollectionName(collection));
+  }
+
+  /**
+   * Brings the in-memory copy up to date with the files (a new generation is loaded, new
+   * log frames are applied) and checks its embedder. Null when the collection does not exist.
+   */
+  private sync(collection: string, space?: EmbeddingSpace): OpenCollection | null {
+    const dir = this.dirOf(collection);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const c = this.catchUp(collection, dir);
+        if (c && space && !sameSpace(c.meta, space)) throw spaceMismatch(collection, describeSpace(c.meta), space);
+        return c;
+      } catch (e) {
+        // A compaction elsewhere replaced the files under us: read the new generation.
+        if (isMissingFile(e) && attempt < 3) {
+          this.collections.delete(collection);
+          continue;
+        }
+        if (e instanceof CorruptIndexError) {
+          throw new RetrievalError('unavailable', `the embedded index of "${collection}" is damaged; re-run the ingest`, { cause: e });
+        }
+        throw e;
+      }
+    }
+  }
+
+  private catchUp(collection: string, dir: string): OpenCollection | null {
+    const metaPath = join(dir, 'meta.json');
+    let stamp: string;
+    try {
+      const st = statSync(metaPath);
+      stamp = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    } catch (e) {
+      if (!isMissingFile(e)) throw e;
+      this.collections.delete(collection);
+      return null;
+    }
+    let c = this.collections.get(collection);
+    if (!c || c.metaStamp !== stamp) {
+      const meta = readMeta(metaPath);
+      if (!c || c.meta.generation !== meta.generation || !sameSpace(c.meta, meta)) {
+        c = this.load(collection, dir, meta, stamp);
+        this.collections.set(collection, c);
+      } else {
+        c.metaStamp = stamp;
+      }
+    }
+    return this.tail(c);
+  }
+
+  private load(name: string, dir: string, meta: Meta, metaStamp: string): OpenCollection {
+    const table = new VectorTable(meta.dimension);
+    const snapshot = readFileSync(join(dir, snapshotName(meta.generation)));
+    decodeRecords(snapshot, meta.dimension, (r) => apply(table, r));
+    return { name, dir, meta, metaStamp, table, logOffset: 0, snapshotBytes: snapshot.length };
+  }
+
+  /** Applies log frames written since the last look; returns the collection as now current. */
+  private tail(c: OpenCollection): OpenCollection {
+    const fd = openSync(join(c.dir, logName(c.meta.generation)), 'r');
+    try {
+      const size = fstatSync(fd).size;
+      if (size < c.logOffset) {
+        // Only a writer recovering from a torn write shortens a log: read it all again.
+        const fresh = this.load(c.name, c.dir, c.meta, c.metaStamp);
+        this.collections.set(c.name, fresh);
+        return this.tail(fresh);
+      }
+      if (size === c.logOffset) return c;
+      const buf = Buffer.allocUnsafe(size - c.logOffset);
+      let read = 0;
+      while (read < buf.length) {
+        const n = readSync(fd, buf, read, buf.length - read, c.logOffset + read);
+        if (n === 0) break;
+        read += n;
+      }
+      c.logOffset += decodeRecords(buf.subarray(0, read), c.meta.dimension, (r) => apply(c.table, r));
+      return c;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** The collection, caught up and locked for this process's writes. */
+  private writable(collection: string, space?: EmbeddingSpace): OpenCollection {
+    const c = this.sync(collection, space);
+    if (!c) throw new RetrievalError('collection-missing', `vector collection "${collection}" does not exist`);
+    if (this.locks.has(collection)) return c;
+    this.lock(collection);
+    const locked = this.sync(collection, space);
+    if (!locked) throw new RetrievalError('collection-missing', `vector collection "${collection}" does not exist`);
+    // A writer that died mid-append may have left half a frame; cut it before appending.
+    const log = join(locked.dir, logName(locked.meta.generation));
+    if (statSync(log).size > locked.logOffset) truncateSync(log, locked.logOffset);
+    return locked;
+  }
+
+  private append(collection: string, records: readonly LogRecord[], space?: EmbeddingSpace): void {
+    const c = this.writable(collection, space);
+    appendFileSync(join(c.dir, logName(c.meta.generation)), encodeRecords(records, c.meta.dimension));
+    const current = this.tail(c);
+    if (current.logOffset > Math.max(current.snapshotBytes, COMPACT_FLOOR_BYTES)) this.compact(current);
+  }
+
+  /** Writes the live rows as the next generation's snapshot and starts an empty log. */
+  private compact(c: OpenCollection): void {
+    const generation = c.meta.generation + 1;
+    const snapshotPath = join(c.dir, snapshotName(generation));
+    const fd = openSync(snapshotPath, 'w');
+    let bytes = 0;
+    try {
+      let batch: LogRecord[] = [];
+      const flush = () => {
+        const buf = encodeRecords(batch, c.meta.dimension);
+        writeSync(fd, buf);
+        bytes += buf.length;
+        batch = [];
+      };
+      for (const row of c.table.rows()) {
+        batch.push({ op: 'upsert', id: row.id, payload: row.payload, vector: row.vector });
+        if (batch.length === SNAPSHOT_WRITE_BATCH) flush();
+      }
+      flush();
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    writeFileSync(join(c.dir, logName(generation)), '');
+    const previous = c.meta.generation;
+    c.meta = { ...c.meta, generation };
+    writeMeta(c.dir, c.meta);
+    const st = statSync(join(c.dir, 'meta.json'));
+    c.metaStamp = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    c.logOffset = 0;
+    c.snapshotBytes = bytes;
+    rmSync(join(c.dir, snapshotName(previous)), { force: true });
+    rmSync(join(c.dir, logName(previous)), { force: true });
+  }
+
+  private lock(collection: string): void {
+    if (this.locks.has(collection)) return;
+    const path = join(this.dirOf(collection), 'writer.lock');
+    try {
+      writeFileSync(path, String(process.pid), { flag: 'wx' });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      const holder = Number(readFileSync(path, 'utf8').trim());
+      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
+        throw new RetrievalError('busy', `vector collection "${collection}" is being written by another process (pid ${holder})`);
+      }
+      // The holder is gone (or is us): the lock is stale.
+      writeFileSync(path, String(process.pid));
+    }
+    this.locks.add(collection);
+  }
+}
+
+function apply(table: VectorTable, record: DecodedRecord): void {
+  switch (record.op) {
+    case 'upsert':
+      table.upsertBytes(record.id, record.vectorBytes, record.payload);
+      return;
+    case 'delete':
+      for (const id of record.ids) table.remove(id);
+      return;
+    case 'file-hash':
+      for (const id of record.ids) table.setFileHash(id, record.fileHash);
+      return;
+  }
+}
+
+function unit(vector: Float32Array): Float32Array {
+  let sum = 0;
+  for (let i = 0; i < vector.length; i++) sum += vector[i] * vector[i];
+  const scale = sum === 0 ? 0 : 1 / Math.sqrt(sum);
+  return vector.map((x) => x * scale);
+}
+
+const snapshotName = (generation: number) => `${generation}.snapshot`;
+const logName = (generation: number) => `${generation}.log`;
+
+function readMeta(path: string): Meta {
+  let meta: Partial<Meta>;
+  try {
+    meta = JSON.parse(readFileSync(path, 'utf8')) as Partial<Meta>;
+  } catch (e) {
+    if (isMissingFile(e)) throw e;
+    throw new CorruptIndexError(`unreadable ${path}`);
+  }
+  if (
+    meta.format !== 1 ||
+    typeof meta.embedderId !== 'string' ||
+    !Number.isInteger(meta.dimension) ||
+    !Number.isInteger(meta.generation)
+  ) {
+    throw new CorruptIndexError(`unreadable ${path}`);
+  }
+  return meta as Meta;
+}
+
+/** Replaced atomically: readers see the old or the new meta.json, never half of one. */
+function writeMeta(dir: string, meta: Meta): void {
+  const tmp = join(dir, `meta.json.${process.pid}.tmp`);
+  writeFileSync(tmp, JSON.stringify(meta));
+  renameSync(tmp, join(dir, 'meta.json'));
+}
+
+const isMissingFile = (e: unknown): boolean => (e as NodeJS.ErrnoException | null)?.code === 'ENOENT';
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
