@@ -11,6 +11,7 @@ import { createRetrieval } from './retrieval/create-retrieval';
 import { createHttpApp } from './server/http-app';
 import { openDatabase, type Database } from './sessions/database';
 import { SessionManager } from './sessions/session-manager';
+import { TurnProvenance } from './sessions/turn-provenance';
 
 export interface Gateway {
   readonly config: Config;
@@ -45,6 +46,7 @@ export async function createGateway(
   const services: Services = {
     sessions: new SessionManager({ db, events }),
     contexts: new ContextDirectory(db),
+    provenance: new TurnProvenance(db),
     retriever: retrieval.retriever,
   };
   const server = createServer();

@@ -3,6 +3,7 @@ import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphq
 import { buildSchemaSync } from 'type-graphql';
 import { SessionConnectionResolver, TurnConnectionResolver } from './resolvers/connection.resolver';
 import { ContextResolver } from './resolvers/context.resolver';
+import { ProvenanceResolver } from './resolvers/provenance.resolver';
 import {
   SessionFieldsResolver,
   SessionSharedFieldsResolver,
@@ -24,6 +25,7 @@ export const resolvers = [
   TurnConnectionResolver,
   TurnResolver,
   ContextResolver,
+  ProvenanceResolver,
 ] as const;
 
 let built: GraphQLSchema | null = null;

@@ -1,11 +1,14 @@
 import type { ContextDirectory } from '../contexts/context-directory';
 import type { Retriever } from '../retrieval/retrieval.port';
 import type { SessionManager } from '../sessions/session-manager';
+import type { TurnProvenance } from '../sessions/turn-provenance';
 
 /** The application services resolvers may call; the composition root builds them. */
 export interface Services {
   readonly sessions: SessionManager;
   readonly contexts: ContextDirectory;
+  /** Which turns used a chunk or a file version. */
+  readonly provenance: TurnProvenance;
   /** The vector store behind the agent contexts' collections (for the orchestrator). */
   readonly retriever: Retriever;
 }

@@ -6,6 +6,7 @@ import { contextEntities, type ContextEntities } from '../contexts/context.entit
 import type { Logger } from '../logger';
 import { dialectOf, type Dialect } from './dialect';
 import { migrations } from './migrations';
+import { provenanceEntities, type ProvenanceEntities } from './provenance.entities';
 import { sessionEntities, type SessionEntities } from './session.entities';
 
 export interface DatabaseOptions {
@@ -21,7 +22,7 @@ export interface DatabaseOptions {
 export interface Database {
   readonly dataSource: DataSource;
   readonly dialect: Dialect;
-  readonly entities: SessionEntities & ContextEntities;
+  readonly entities: SessionEntities & ContextEntities & ProvenanceEntities;
   /** Runs `work` in one transaction, serialised on SQLite and retried on MySQL deadlocks. */
   transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T>;
   ping(): Promise<void>;
@@ -33,7 +34,7 @@ const MAX_ATTEMPTS = 4;
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const dialect = options.databaseUrl ? await probeMysqlDialect(options.databaseUrl) : 'sqlite';
-  const entities = { ...sessionEntities(dialect), ...contextEntities(dialect) };
+  const entities = { ...sessionEntities(dialect), ...contextEntities(dialect), ...provenanceEntities(dialect) };
   const common = {
     entities: Object.values(entities),
     migrations,

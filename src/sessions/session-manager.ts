@@ -6,6 +6,7 @@ import { assertPageSize, type Page, type PageRequest } from '../domain/paginatio
 import type { NewSession, SessionFilter, SessionOrder, SessionPatch, SessionRecord } from '../domain/session';
 import { summarize } from '../domain/text';
 import type {
+  ChunkRef,
   NewTurn,
   TurnCancellation,
   TurnCompletion,
@@ -21,6 +22,7 @@ import type { Database } from './database';
 import { toSessionRecord, toTurnRecord } from './records';
 import { applyFilter, applyOrder, applyVisibility, cursorOf } from './session-query';
 import type { SessionRow, TurnRow } from './session.entities';
+import { indexTurnRefs } from './turn-provenance';
 
 /** Whose data a system-side write (completing a turn) may touch. */
 export interface OrgScope {
@@ -159,6 +161,7 @@ export class SessionManager {
         leaseExpiresAt: options.lease?.expiresAt ?? null,
       };
       await em.insert(this.db.entities.turns, row);
+      await indexTurnRefs(em, this.db.entities, row, row);
       await em.update(this.db.entities.sessions, { id: session.id }, {
         turnCount: row.sequenceNumber,
         lastTurnStatus: 'PENDING',
@@ -202,6 +205,26 @@ export class SessionManager {
     if (!mayCancel) throw forbidden('only the turn author, the session owner or an admin may cancel a turn');
     if (current.status === 'CANCELLED') return current;
     return this.transition(caller, sessionId, turnId, { to: 'CANCELLED', cancellation });
+  }
+
+  /**
+   * Adds the chunks retrieval found to a PENDING turn (retrieval runs once the turn exists)
+   * and indexes them for provenance in the same transaction. Chunks already on the turn are skipped.
+   */
+  async recordChunkRefs(scope: OrgScope, sessionId: string, turnId: string, chunkRefs: readonly ChunkRef[]): Promise<TurnRecord> {
+    return this.db.transaction(async (em) => {
+      const row = await this.lockTurn(em, scope, sessionId, turnId);
+      if (row.status !== 'PENDING') throw conflict(`turn is already ${row.status.toLowerCase()}`);
+      const known = new Set(row.chunkRefs.map((c) => c.chunkId));
+      const fresh = new Map<string, ChunkRef>();
+      for (const c of chunkRefs) if (!known.has(c.chunkId)) fresh.set(c.chunkId, c);
+      if (fresh.size === 0) return toTurnRecord(row);
+      const added = [...fresh.values()];
+      const updated: TurnRow = { ...row, chunkRefs: [...row.chunkRefs, ...added] };
+      await em.update(this.db.entities.turns, { id: row.id }, { chunkRefs: updated.chunkRefs });
+      await indexTurnRefs(em, this.db.entities, row, { chunkRefs: added, activeFileRefs: [] }, row);
+      return toTurnRecord(updated);
+    });
   }
 
   /** Records the client tool calls a PENDING turn now waits on (AGN-033 continuation). */

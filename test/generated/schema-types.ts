@@ -83,8 +83,11 @@ export type AgentSessionActiveFileRef = {
 export type AgentSessionChunkRef = {
   __typename?: 'AgentSessionChunkRef';
   chunkId: Scalars['ID']['output'];
+  /** SHA-256 of the chunk text. */
   contentHash: Scalars['String']['output'];
   endLine: Scalars['Int']['output'];
+  /** SHA-256 of the whole file the chunk was cut from, when the index recorded it (see turnsUsingFile). */
+  fileContentHash?: Maybe<Scalars['String']['output']>;
   path: Scalars['String']['output'];
   score?: Maybe<Scalars['Float']['output']>;
   startLine: Scalars['Int']['output'];
@@ -289,6 +292,10 @@ export type Query = {
   conversationContexts: Array<ConversationContext>;
   lastAgentSessionTurn?: Maybe<AgentSessionTurn>;
   me: Viewer;
+  /** Turns whose retrieval returned this chunk (a vector point id), newest first. */
+  turnsUsingChunk: AgentSessionTurnConnection;
+  /** Turns that used the file version with this SHA-256: as an active file, or through a retrieved chunk cut from it. Newest first. */
+  turnsUsingFile: AgentSessionTurnConnection;
 };
 
 
@@ -320,6 +327,20 @@ export type QueryAgentSessionsForUserArgs = {
 
 export type QueryLastAgentSessionTurnArgs = {
   sessionId: Scalars['ID']['input'];
+};
+
+
+export type QueryTurnsUsingChunkArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  chunkId: Scalars['ID']['input'];
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryTurnsUsingFileArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  contentHash: Scalars['String']['input'];
+  first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 export type ToolCall = {
