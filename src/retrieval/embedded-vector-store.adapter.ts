@@ -19,7 +19,7 @@ import { assertCollectionName, describeSpace, sameSpace, spaceMismatch } from '.
 import { RetrievalError } from './retrieval-error';
 import { assertLittleEndian, CorruptIndexError, decodeRecords, encodeRecords, type DecodedRecord, type LogRecord } from './vector-log';
 import type { ChunkFilter, ChunkPoint, EmbeddingSpace, IndexedChunk, ScoredChunk, VectorStore } from './vector-store.port';
-import { VectorTable } from './vector-table';
+import { unitCopy, VectorTable } from './vector-table';
 
 interface Meta {
   readonly format: 1;
@@ -41,8 +41,10 @@ interface OpenCollection {
   snapshotBytes: number;
 }
 
-/** Logs are folded into a new snapshot once they outgrow it (and this floor). */
-const COMPACT_FLOOR_BYTES = 8 * 1024 * 1024;
+export interface EmbeddedVectorStoreOptions {
+  /** A log is folded into a new snapshot once it outgrows the snapshot and this many bytes. */
+  readonly compactFloorBytes?: number;
+}
 const SNAPSHOT_WRITE_BATCH = 512;
 
 /**
@@ -56,8 +58,14 @@ export class EmbeddedVectorStore implements VectorStore {
   private readonly collections = new Map<string, OpenCollection>();
   private readonly locks = new Set<string>();
 
-  constructor(private readonly root: string) {
+  private readonly compactFloorBytes: number;
+
+  constructor(
+    private readonly root: string,
+    options: EmbeddedVectorStoreOptions = {},
+  ) {
     assertLittleEndian();
+    this.compactFloorBytes = options.compactFloorBytes ?? 8 * 1024 * 1024;
   }
 
   async ensureCollection(collection: string, space: EmbeddingSpace): Promise<void> {
@@ -86,7 +94,7 @@ export class EmbeddedVectorStore implements VectorStore {
     // Stored at unit length, so a search is a dot product.
     this.append(
       collection,
-      points.map((p) => ({ op: 'upsert', id: p.id, payload: p.payload, vector: unit(p.vector) })),
+      points.map((p) => ({ op: 'upsert', id: p.id, payload: p.payload, vector: unitCopy(p.vector) })),
       space,
     );
   }
@@ -234,7 +242,7 @@ export class EmbeddedVectorStore implements VectorStore {
     const c = this.writable(collection, space);
     appendFileSync(join(c.dir, logName(c.meta.generation)), encodeRecords(records, c.meta.dimension));
     const current = this.tail(c);
-    if (current.logOffset > Math.max(current.snapshotBytes, COMPACT_FLOOR_BYTES)) this.compact(current);
+    if (current.logOffset > Math.max(current.snapshotBytes, this.compactFloorBytes)) this.compact(current);
   }
 
   /** Writes the live rows as the next generation's snapshot and starts an empty log. */
@@ -304,12 +312,6 @@ function apply(table: VectorTable, record: DecodedRecord): void {
   }
 }
 
-function unit(vector: Float32Array): Float32Array {
-  let sum = 0;
-  for (let i = 0; i < vector.length; i++) sum += vector[i] * vector[i];
-  const scale = sum === 0 ? 0 : 1 / Math.sqrt(sum);
-  return vector.map((x) => x * scale);
-}
 
 const snapshotName = (generation: number) => `${generation}.snapshot`;
 const logName = (generation: number) => `${generation}.log`;

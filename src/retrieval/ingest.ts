@@ -33,7 +33,7 @@ export interface IngestSummary {
   readonly chunksAdded: number;
   readonly chunksUnchanged: number;
   readonly chunksRemoved: number;
-  /** Binary files and files over the size limit. */
+  /** Binary, generated and oversized files. */
   readonly filesSkipped: number;
   readonly seconds: number;
 }
@@ -65,7 +65,7 @@ export async function ingestTree(deps: { store: VectorStore; embedder: Embedder 
   const listing = await listSourceFiles(options.root, options.maxFileBytes ?? MAX_FILE_BYTES);
 
   let files = 0;
-  let filesSkipped = listing.tooLarge;
+  let filesSkipped = listing.skipped;
   let chunksAdded = 0;
   let chunksUnchanged = 0;
   let chunksRemoved = 0;
@@ -157,4 +157,4 @@ function groupByPath(chunks: readonly IndexedChunk[]): Map<string, IndexedChunk[
 
 export const formatSummary = (s: IngestSummary): string =>
   `${s.files} files, ${s.chunksAdded} chunks added, ${s.chunksUnchanged} unchanged, ${s.chunksRemoved} removed` +
-  `${s.filesSkipped ? `, ${s.filesSkipped} files skipped (binary or too large)` : ''} in ${s.seconds.toFixed(1)} s`;
+  `${s.filesSkipped ? `, ${s.filesSkipped} files skipped (binary, generated or too large)` : ''} in ${s.seconds.toFixed(1)} s`;

@@ -12,13 +12,19 @@ import { normalize, type Embedder, type EmbeddingKind } from './embedder.port';
  * collections built with the old one are refused instead of searched with garbage.
  */
 export const LOCAL_EMBEDDER_ID = 'local-hash-v1';
-export const LOCAL_EMBEDDER_DIMENSION = 384;
+export const LOCAL_EMBEDDER_DIMENSION = 512;
 
 const WORD = 0x9e3779b1;
 const TRIGRAM = 0x85ebca6b;
 const DEFINITION = 0xc2b2ae35;
 
-const WEIGHT = { word: 1, part: 0.5, trigram: 0.6, definition: 1.5, queryDefinition: 1, stop: 0.1 } as const;
+/**
+ * Trigram weight is shared out over a token's trigrams, so long identifiers do not drown a
+ * chunk in near-random features. A definition weighs as much as several plain mentions.
+ */
+const WEIGHT = { word: 1, part: 0.5, trigrams: 0.3, definition: 4, queryDefinition: 1, stop: 0.1 } as const;
+
+const HEAVY_COPIES = 4;
 
 const TOKEN = /[A-Za-z_$][A-Za-z0-9_$]*|[0-9]+/g;
 
@@ -65,43 +71,62 @@ export class LocalHashEmbedder implements Embedder {
     for (const [token, count] of counts) {
       // Repeats matter less and less: a chunk calling foo ten times is not ten times about foo.
       const tf = 1 + Math.log(count);
-      const lower = token.toLowerCase();
-      const stop = STOP.has(lower);
-      this.add(vector, hash(WORD, lower), tf * (stop ? WEIGHT.stop : WEIGHT.word));
-      if (stop) continue;
+      // parse_invoice_total, parseInvoiceTotal and ParseInvoiceTotal are one name.
+      const lower = canonical(token);
+      if (lower.length < 2) continue;
+      // Stop words, numbers and hash-like strings (lock files, fixtures) say little about meaning.
+      const weak = STOP.has(lower) || looksRandom(token);
+      this.add(vector, hash(WORD, lower), tf * (weak ? WEIGHT.stop : WEIGHT.word), weak ? 1 : HEAVY_COPIES);
+      if (weak) continue;
       const parts = splitIdentifier(token);
       if (parts.length > 1) {
         for (const part of parts) {
           if (part.length > 1) this.add(vector, hash(WORD, part), tf * (STOP.has(part) ? WEIGHT.stop : WEIGHT.part));
         }
       }
-      if (/^[0-9]+$/.test(lower)) continue;
       const marked = `\u0002${lower}\u0003`;
       const trigrams = marked.length - 2;
-      const weight = (tf * WEIGHT.trigram) / Math.sqrt(trigrams);
+      const weight = (tf * WEIGHT.trigrams) / Math.sqrt(trigrams);
       for (let i = 0; i < trigrams; i++) this.add(vector, hashRange(TRIGRAM, marked, i, i + 3), weight);
-      if (kind === 'query') this.add(vector, hash(DEFINITION, lower), WEIGHT.queryDefinition);
+      if (kind === 'query') this.add(vector, hash(DEFINITION, lower), WEIGHT.queryDefinition, HEAVY_COPIES);
     }
     if (kind === 'document') {
-      for (const name of definedNames(text)) this.add(vector, hash(DEFINITION, name), WEIGHT.definition);
+      for (const name of definedNames(text)) this.add(vector, hash(DEFINITION, name), WEIGHT.definition, HEAVY_COPIES);
     }
     return normalize(vector);
   }
 
-  private add(vector: Float32Array, h: number, weight: number): void {
-    const mixed = fmix32(h);
-    const bucket = mixed % this.dimension;
-    // Signed hashing: collisions cancel out on average instead of piling up.
-    vector[bucket] += mixed & 0x80000000 ? -weight : weight;
+  /**
+   * Adds a feature to `copies` buckets at weight / sqrt(copies) each: a true match still
+   * scores the full weight, while a collision with another feature in one bucket scores
+   * only 1/copies of it. Heavy features (whole words, definitions) are spread this way.
+   */
+  private add(vector: Float32Array, h: number, weight: number, copies = 1): void {
+    const w = copies === 1 ? weight : weight / Math.sqrt(copies);
+    for (let c = 0; c < copies; c++) {
+      const mixed = fmix32(h + Math.imul(c, 0x9e3779b9));
+      const bucket = mixed % this.dimension;
+      // Signed hashing: collisions cancel out on average instead of piling up.
+      vector[bucket] += mixed & 0x80000000 ? -w : w;
+    }
   }
 }
 
-/** Lower-cased names the text defines. */
+/** Numbers, hex digests, base64 and other tokens no one asks about by name. */
+function looksRandom(token: string): boolean {
+  if (/^[0-9]+$/.test(token)) return true;
+  if (token.length < 16) return false;
+  return /^[0-9a-fA-F]+$/.test(token) || (/[0-9]/.test(token) && /[a-z]/.test(token) && /[A-Z]/.test(token));
+}
+
+const canonical = (identifier: string): string => identifier.toLowerCase().replace(/[_$]/g, '');
+
+/** Names the text defines, in canonical form (lower case, no underscores). */
 export function definedNames(text: string): Set<string> {
   const names = new Set<string>();
   for (const pattern of DEFINITIONS) {
     for (const m of text.matchAll(pattern)) {
-      const name = m[1]?.toLowerCase();
+      const name = m[1] === undefined ? undefined : canonical(m[1]);
       if (name && name.length > 1 && !NOT_A_DEFINITION.has(name) && !STOP.has(name)) names.add(name);
     }
   }

@@ -12,9 +12,13 @@ export interface SourceFile {
 
 export interface SourceListing {
   readonly files: SourceFile[];
-  /** Files left out for being larger than the limit. */
-  readonly tooLarge: number;
+  /** Files left out for being larger than the limit, or generated (lock files, minified code). */
+  readonly skipped: number;
 }
+
+/** Generated files that answer no question about the code and would crowd out what does. */
+const GENERATED = new Set(['package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml', 'bun.lockb', 'Cargo.lock', 'poetry.lock', 'Pipfile.lock', 'composer.lock', 'Gemfile.lock', 'go.sum']);
+const isGenerated = (name: string): boolean => GENERATED.has(name) || /\.min\.(js|css)$|\.map$/.test(name);
 
 interface IgnoreLevel {
   /** Directory of the .gitignore, relative to the root ('' for the root). */
@@ -24,12 +28,13 @@ interface IgnoreLevel {
 
 /**
  * Every regular file of a working tree that git would track: .gitignore files are honoured
- * at every level (a deeper file's rules win, `!pattern` re-includes), `.git` is skipped,
- * symbolic links are not followed (they could leave the tree or loop). Sorted by path.
+ * at every level (a deeper file's rules win, `!pattern` re-includes), `.git` is skipped
+ * (a directory, or a file in a worktree), symbolic links are not followed (they could
+ * leave the tree or loop), generated files are left out. Sorted by path.
  */
 export async function listSourceFiles(root: string, maxBytes: number): Promise<SourceListing> {
   const files: SourceFile[] = [];
-  let tooLarge = 0;
+  let skipped = 0;
   const walk = async (dir: string, rel: string, levels: readonly IgnoreLevel[]): Promise<void> => {
     const gitignore = join(dir, '.gitignore');
     const here = existsSync(gitignore)
@@ -38,20 +43,21 @@ export async function listSourceFiles(root: string, maxBytes: number): Promise<S
     const entries = await readdir(dir, { withFileTypes: true });
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
+      if (entry.name === '.git') continue;
       const path = rel ? `${rel}/${entry.name}` : entry.name;
       if (entry.isDirectory()) {
-        if (entry.name === '.git' || isIgnored(here, `${path}/`)) continue;
+        if (isIgnored(here, `${path}/`)) continue;
         await walk(join(dir, entry.name), path, here);
       } else if (entry.isFile() && !isIgnored(here, path)) {
         const absolutePath = join(dir, entry.name);
         const { size } = await stat(absolutePath);
-        if (size > maxBytes) tooLarge++;
+        if (size > maxBytes || isGenerated(entry.name)) skipped++;
         else files.push({ path, absolutePath, sizeBytes: size });
       }
     }
   };
   await walk(root, '', []);
-  return { files, tooLarge };
+  return { files, skipped };
 }
 
 function isIgnored(levels: readonly IgnoreLevel[], path: string): boolean {

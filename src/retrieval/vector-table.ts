@@ -42,11 +42,7 @@ export class VectorTable {
       throw new RangeError(`vector of dimension ${vector.length} in a table of dimension ${this.dimension}`);
     }
     const slot = this.slotFor(id, payload);
-    let sum = 0;
-    for (let j = 0; j < vector.length; j++) sum += vector[j] * vector[j];
-    const scale = sum === 0 ? 0 : 1 / Math.sqrt(sum);
-    const base = slot * this.dimension;
-    for (let j = 0; j < vector.length; j++) this.vectors[base + j] = vector[j] * scale;
+    this.vectors.set(unitCopy(vector), slot * this.dimension);
   }
 
   /** Stores a vector given as little-endian float32 bytes that are already unit length (from the log). */
@@ -95,6 +91,7 @@ export class VectorTable {
 
     const d = this.dimension;
     const v = this.vectors;
+    query = unitCopy(query);
     const repoCodes = this.repoCodes;
     const languageCodes = this.languageCodes;
     const payloads = this.payloads;
@@ -196,4 +193,12 @@ export class VectorTable {
     languageCodes.set(this.languageCodes);
     this.languageCodes = languageCodes;
   }
+}
+
+/** A unit-length copy (a zero vector stays zero), so every score is a cosine. */
+export function unitCopy(vector: Float32Array): Float32Array {
+  let sum = 0;
+  for (let i = 0; i < vector.length; i++) sum += vector[i] * vector[i];
+  const scale = sum === 0 ? 0 : 1 / Math.sqrt(sum);
+  return vector.map((x) => x * scale);
 }
