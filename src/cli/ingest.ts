@@ -7,10 +7,29 @@ import { createRetrieval } from '../retrieval/create-retrieval';
 import { formatSummary, ingestTree, type IngestProgress } from '../retrieval/ingest';
 import { isRetrievalError } from '../retrieval/retrieval-error';
 
+const INGEST_TIMEOUT_MS = 120_000;
+
 const USAGE =
   'usage: npm run ingest -- --path <dir> --repo <name> --collection <name> [--language <l>] [--org <id>]\n' +
   '  --language  recorded for every file instead of the one guessed from its extension\n' +
   '  --org       the owning org; required when RETRIEVAL_ORG_SCOPED_COLLECTIONS=true';
+
+function parseArguments() {
+  try {
+    return parseArgs({
+      options: {
+        path: { type: 'string' },
+        repo: { type: 'string' },
+        collection: { type: 'string' },
+        language: { type: 'string' },
+        org: { type: 'string' },
+      },
+    }).values;
+  } catch (e) {
+    console.error((e as Error).message);
+    return null;
+  }
+}
 
 /**
  * `npm run ingest`: indexes a working tree into the vector store the gateway is configured
@@ -19,27 +38,14 @@ const USAGE =
  * each commit ("index on commit").
  */
 async function main(): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        path: { type: 'string' },
-        repo: { type: 'string' },
-        collection: { type: 'string' },
-        language: { type: 'string' },
-        org: { type: 'string' },
-      },
-    }));
-  } catch (e) {
-    console.error(`${(e as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (!values.path || !values.repo || !values.collection) {
+  const values = parseArguments();
+  if (!values?.path || !values.repo || !values.collection) {
     console.error(USAGE);
     return 2;
   }
   const config = loadConfig();
-  const retrieval = createRetrieval(config, createLogger('warn'));
+  // Embedding a batch of chunks takes longer than embedding one question.
+  const retrieval = createRetrieval(config, createLogger('warn'), { timeoutMs: Math.max(config.retrieval.timeoutMs, INGEST_TIMEOUT_MS) });
   try {
     const collection = physicalCollection(config.retrieval.orgScopedCollections, values.org ?? null, values.collection);
     const tty = process.stderr.isTTY;

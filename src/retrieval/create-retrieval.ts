@@ -22,10 +22,11 @@ export interface Retrieval {
 /**
  * Picks the retrieval adapters from configuration: Qdrant when QDRANT_URL is set, else the
  * embedded index under DATA_DIR; OpenAI embeddings when OPENAI_API_KEY is set, else the
- * local hashing embedder. The composition root and the ingest CLI both build it here.
+ * local hashing embedder. The composition root and the ingest CLI both build it here; the
+ * CLI allows each call more time than a turn can wait (RETRIEVAL_TIMEOUT_MS).
  */
-export function createRetrieval(config: Config, logger: Logger): Retrieval {
-  const r = config.retrieval;
+export function createRetrieval(config: Config, logger: Logger, overrides: { readonly timeoutMs?: number } = {}): Retrieval {
+  const r = { ...config.retrieval, ...overrides };
   const embedder: Embedder = config.openaiApiKey
     ? new OpenAIEmbedder({
         apiKey: config.openaiApiKey,

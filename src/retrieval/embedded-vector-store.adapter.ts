@@ -1,12 +1,10 @@
 import {
   appendFileSync,
   closeSync,
-  fstatSync,
   fsyncSync,
   mkdirSync,
   openSync,
   readFileSync,
-  readSync,
   renameSync,
   rmSync,
   statSync,
@@ -14,10 +12,19 @@ import {
   writeFileSync,
   writeSync,
 } from 'node:fs';
+import { open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assertCollectionName, describeSpace, sameSpace, spaceMismatch } from './collection';
 import { RetrievalError } from './retrieval-error';
-import { assertLittleEndian, CorruptIndexError, decodeRecords, encodeRecords, type DecodedRecord, type LogRecord } from './vector-log';
+import {
+  assertLittleEndian,
+  CorruptIndexError,
+  countUpserts,
+  decodeRecords,
+  encodeRecords,
+  type DecodedRecord,
+  type LogRecord,
+} from './vector-log';
 import type { ChunkFilter, ChunkPoint, EmbeddingSpace, IndexedChunk, ScoredChunk, VectorStore } from './vector-store.port';
 import { unitCopy, VectorTable } from './vector-table';
 
@@ -45,19 +52,24 @@ export interface EmbeddedVectorStoreOptions {
   /** A log is folded into a new snapshot once it outgrows the snapshot and this many bytes. */
   readonly compactFloorBytes?: number;
 }
+
 const SNAPSHOT_WRITE_BATCH = 512;
+/** Records decoded between two yields to the event loop while a collection loads. */
+const DECODE_SLICE = 1000;
 
 /**
  * The embedded default vector store: one directory per collection under DATA_DIR, holding
  * meta.json (embedder, dimension, generation), a snapshot and an append-only log, with the
  * whole collection in memory for exact search (VectorTable). Every operation first catches
  * up with the files, so a gateway sees what `npm run ingest` (another process) wrote without
- * a restart. One writer per collection at a time, enforced by a lock file naming its pid.
+ * a restart. Loading yields to the event loop every DECODE_SLICE records, so a gateway
+ * keeps answering while a large collection loads; operations on one collection run one at
+ * a time. One writer process per collection, enforced by a lock file naming its pid.
  */
 export class EmbeddedVectorStore implements VectorStore {
   private readonly collections = new Map<string, OpenCollection>();
+  private readonly queues = new Map<string, Promise<void>>();
   private readonly locks = new Set<string>();
-
   private readonly compactFloorBytes: number;
 
   constructor(
@@ -68,75 +80,93 @@ export class EmbeddedVectorStore implements VectorStore {
     this.compactFloorBytes = options.compactFloorBytes ?? 8 * 1024 * 1024;
   }
 
-  async ensureCollection(collection: string, space: EmbeddingSpace): Promise<void> {
-    if (this.sync(collection, space)) return;
-    const dir = this.dirOf(collection);
-    mkdirSync(dir, { recursive: true });
-    this.lock(collection);
-    // Someone may have created it between the check and the lock.
-    if (this.sync(collection, space)) return;
-    const meta: Meta = { format: 1, embedderId: space.embedderId, dimension: space.dimension, generation: 1 };
-    writeFileSync(join(dir, snapshotName(1)), '');
-    writeFileSync(join(dir, logName(1)), '');
-    writeMeta(dir, meta);
+  ensureCollection(collection: string, space: EmbeddingSpace): Promise<void> {
+    return this.exclusive(collection, async () => {
+      if (await this.sync(collection, space)) return;
+      const dir = this.dirOf(collection);
+      mkdirSync(dir, { recursive: true });
+      this.lock(collection);
+      // Another process may have created it between the check and the lock.
+      if (await this.sync(collection, space)) return;
+      writeFileSync(join(dir, snapshotName(1)), '');
+      writeFileSync(join(dir, logName(1)), '');
+      writeMeta(dir, { format: 1, embedderId: space.embedderId, dimension: space.dimension, generation: 1 });
+    });
   }
 
-  async hasCollection(collection: string, space: EmbeddingSpace): Promise<boolean> {
-    return this.sync(collection, space) !== null;
+  hasCollection(collection: string, space: EmbeddingSpace): Promise<boolean> {
+    return this.exclusive(collection, async () => (await this.sync(collection, space)) !== null);
   }
 
-  async upsert(collection: string, space: EmbeddingSpace, points: readonly ChunkPoint[]): Promise<void> {
-    for (const p of points) {
-      if (p.vector.length !== space.dimension) {
-        throw new RetrievalError('embedder-mismatch', `vector of dimension ${p.vector.length} for a collection of dimension ${space.dimension}`);
+  upsert(collection: string, space: EmbeddingSpace, points: readonly ChunkPoint[]): Promise<void> {
+    return this.exclusive(collection, async () => {
+      for (const p of points) {
+        if (p.vector.length !== space.dimension) {
+          throw new RetrievalError('embedder-mismatch', `vector of dimension ${p.vector.length} for a collection of dimension ${space.dimension}`);
+        }
       }
-    }
-    // Stored at unit length, so a search is a dot product.
-    this.append(
-      collection,
-      points.map((p) => ({ op: 'upsert', id: p.id, payload: p.payload, vector: unitCopy(p.vector) })),
-      space,
-    );
+      // Stored at unit length, so a search is a dot product.
+      const records: LogRecord[] = points.map((p) => ({ op: 'upsert', id: p.id, payload: p.payload, vector: unitCopy(p.vector) }));
+      await this.append(await this.writable(collection, space), records);
+    });
   }
 
-  async deleteByIds(collection: string, ids: readonly string[]): Promise<void> {
-    if (ids.length > 0) this.append(collection, [{ op: 'delete', ids }]);
+  deleteByIds(collection: string, ids: readonly string[]): Promise<void> {
+    return this.exclusive(collection, async () => {
+      if (ids.length > 0) await this.append(await this.writable(collection), [{ op: 'delete', ids }]);
+    });
   }
 
-  async deleteFiles(collection: string, repo: string, paths: readonly string[]): Promise<void> {
-    const c = this.writable(collection);
-    const doomed = new Set(paths);
-    const ids = c.table.list(repo).filter((chunk) => doomed.has(chunk.path)).map((chunk) => chunk.id);
-    if (ids.length > 0) this.append(collection, [{ op: 'delete', ids }]);
+  deleteFiles(collection: string, repo: string, paths: readonly string[]): Promise<void> {
+    return this.exclusive(collection, async () => {
+      const c = await this.writable(collection);
+      const doomed = new Set(paths);
+      const ids = c.table.list(repo).filter((chunk) => doomed.has(chunk.path)).map((chunk) => chunk.id);
+      if (ids.length > 0) await this.append(c, [{ op: 'delete', ids }]);
+    });
   }
 
-  async setFileHash(collection: string, ids: readonly string[], fileHash: string): Promise<void> {
-    if (ids.length > 0) this.append(collection, [{ op: 'file-hash', ids, fileHash }]);
+  setFileHash(collection: string, ids: readonly string[], fileHash: string): Promise<void> {
+    return this.exclusive(collection, async () => {
+      if (ids.length > 0) await this.append(await this.writable(collection), [{ op: 'file-hash', ids, fileHash }]);
+    });
   }
 
-  async listChunks(collection: string, repo: string): Promise<IndexedChunk[]> {
-    return this.sync(collection)?.table.list(repo) ?? [];
+  listChunks(collection: string, repo: string): Promise<IndexedChunk[]> {
+    return this.exclusive(collection, async () => (await this.sync(collection))?.table.list(repo) ?? []);
   }
 
-  async search(
-    collection: string,
-    space: EmbeddingSpace,
-    vector: Float32Array,
-    filter: ChunkFilter,
-    limit: number,
-  ): Promise<ScoredChunk[]> {
-    const c = this.sync(collection, space);
-    if (!c) throw new RetrievalError('collection-missing', `vector collection "${collection}" has not been indexed yet`);
-    return c.table.search(vector, filter, limit);
+  search(collection: string, space: EmbeddingSpace, vector: Float32Array, filter: ChunkFilter, limit: number): Promise<ScoredChunk[]> {
+    return this.exclusive(collection, async () => {
+      const c = await this.sync(collection, space);
+      if (!c) throw new RetrievalError('collection-missing', `vector collection "${collection}" has not been indexed yet`);
+      return c.table.search(vector, filter, limit);
+    });
   }
 
   async close(): Promise<void> {
+    await Promise.all([...this.queues.values()]);
     for (const collection of this.locks) rmSync(join(this.dirOf(collection), 'writer.lock'), { force: true });
     this.locks.clear();
     this.collections.clear();
   }
 
   // ------------------------------------------------------------------ files
+
+  /** Runs operations on one collection one after another, so a load is never raced. */
+  private exclusive<T>(collection: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.queues.get(collection) ?? Promise.resolve();
+    const run = previous.then(work);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.queues.set(collection, settled);
+    void settled.then(() => {
+      if (this.queues.get(collection) === settled) this.queues.delete(collection);
+    });
+    return run;
+  }
 
   private dirOf(collection: string): string {
     return join(this.root, assertCollectionName(collection));
@@ -146,11 +176,11 @@ export class EmbeddedVectorStore implements VectorStore {
    * Brings the in-memory copy up to date with the files (a new generation is loaded, new
    * log frames are applied) and checks its embedder. Null when the collection does not exist.
    */
-  private sync(collection: string, space?: EmbeddingSpace): OpenCollection | null {
+  private async sync(collection: string, space?: EmbeddingSpace): Promise<OpenCollection | null> {
     const dir = this.dirOf(collection);
     for (let attempt = 0; ; attempt++) {
       try {
-        const c = this.catchUp(collection, dir);
+        const c = await this.catchUp(collection, dir);
         if (c && space && !sameSpace(c.meta, space)) throw spaceMismatch(collection, describeSpace(c.meta), space);
         return c;
       } catch (e) {
@@ -167,12 +197,11 @@ export class EmbeddedVectorStore implements VectorStore {
     }
   }
 
-  private catchUp(collection: string, dir: string): OpenCollection | null {
+  private async catchUp(collection: string, dir: string): Promise<OpenCollection | null> {
     const metaPath = join(dir, 'meta.json');
     let stamp: string;
     try {
-      const st = statSync(metaPath);
-      stamp = `${st.ino}:${st.size}:${st.mtimeMs}`;
+      stamp = stampOf(await stat(metaPath));
     } catch (e) {
       if (!isMissingFile(e)) throw e;
       this.collections.delete(collection);
@@ -182,7 +211,7 @@ export class EmbeddedVectorStore implements VectorStore {
     if (!c || c.metaStamp !== stamp) {
       const meta = readMeta(metaPath);
       if (!c || c.meta.generation !== meta.generation || !sameSpace(c.meta, meta)) {
-        c = this.load(collection, dir, meta, stamp);
+        c = await this.load(collection, dir, meta, stamp);
         this.collections.set(collection, c);
       } else {
         c.metaStamp = stamp;
@@ -191,21 +220,22 @@ export class EmbeddedVectorStore implements VectorStore {
     return this.tail(c);
   }
 
-  private load(name: string, dir: string, meta: Meta, metaStamp: string): OpenCollection {
-    const table = new VectorTable(meta.dimension);
-    const snapshot = readFileSync(join(dir, snapshotName(meta.generation)));
-    decodeRecords(snapshot, meta.dimension, (r) => apply(table, r));
+  private async load(name: string, dir: string, meta: Meta, metaStamp: string): Promise<OpenCollection> {
+    const snapshot = await readFile(join(dir, snapshotName(meta.generation)));
+    // Sized for the snapshot at once: growing a large table copies every vector.
+    const table = new VectorTable(meta.dimension, Math.max(1024, countUpserts(snapshot)));
+    await decodeYielding(snapshot, meta.dimension, table);
     return { name, dir, meta, metaStamp, table, logOffset: 0, snapshotBytes: snapshot.length };
   }
 
   /** Applies log frames written since the last look; returns the collection as now current. */
-  private tail(c: OpenCollection): OpenCollection {
-    const fd = openSync(join(c.dir, logName(c.meta.generation)), 'r');
+  private async tail(c: OpenCollection): Promise<OpenCollection> {
+    const file = await open(join(c.dir, logName(c.meta.generation)), 'r');
     try {
-      const size = fstatSync(fd).size;
+      const { size } = await file.stat();
       if (size < c.logOffset) {
         // Only a writer recovering from a torn write shortens a log: read it all again.
-        const fresh = this.load(c.name, c.dir, c.meta, c.metaStamp);
+        const fresh = await this.load(c.name, c.dir, c.meta, c.metaStamp);
         this.collections.set(c.name, fresh);
         return this.tail(fresh);
       }
@@ -213,43 +243,44 @@ export class EmbeddedVectorStore implements VectorStore {
       const buf = Buffer.allocUnsafe(size - c.logOffset);
       let read = 0;
       while (read < buf.length) {
-        const n = readSync(fd, buf, read, buf.length - read, c.logOffset + read);
-        if (n === 0) break;
-        read += n;
+        const { bytesRead } = await file.read(buf, read, buf.length - read, c.logOffset + read);
+        if (bytesRead === 0) break;
+        read += bytesRead;
       }
-      c.logOffset += decodeRecords(buf.subarray(0, read), c.meta.dimension, (r) => apply(c.table, r));
+      c.logOffset += await decodeYielding(buf.subarray(0, read), c.meta.dimension, c.table);
       return c;
     } finally {
-      closeSync(fd);
+      await file.close();
     }
   }
 
   /** The collection, caught up and locked for this process's writes. */
-  private writable(collection: string, space?: EmbeddingSpace): OpenCollection {
-    const c = this.sync(collection, space);
-    if (!c) throw new RetrievalError('collection-missing', `vector collection "${collection}" does not exist`);
-    if (this.locks.has(collection)) return c;
-    this.lock(collection);
-    const locked = this.sync(collection, space);
-    if (!locked) throw new RetrievalError('collection-missing', `vector collection "${collection}" does not exist`);
-    // A writer that died mid-append may have left half a frame; cut it before appending.
-    const log = join(locked.dir, logName(locked.meta.generation));
-    if (statSync(log).size > locked.logOffset) truncateSync(log, locked.logOffset);
-    return locked;
+  private async writable(collection: string, space?: EmbeddingSpace): Promise<OpenCollection> {
+    const missing = () => new RetrievalError('collection-missing', `vector collection "${collection}" does not exist`);
+    if (!(await this.sync(collection, space))) throw missing();
+    if (!this.locks.has(collection)) {
+      this.lock(collection);
+      const locked = await this.sync(collection, space);
+      if (!locked) throw missing();
+      // A writer that died mid-append may have left half a frame; cut it before appending.
+      const log = join(locked.dir, logName(locked.meta.generation));
+      if (statSync(log).size > locked.logOffset) truncateSync(log, locked.logOffset);
+    }
+    const c = this.collections.get(collection);
+    if (!c) throw missing();
+    return c;
   }
 
-  private append(collection: string, records: readonly LogRecord[], space?: EmbeddingSpace): void {
-    const c = this.writable(collection, space);
+  private async append(c: OpenCollection, records: readonly LogRecord[]): Promise<void> {
     appendFileSync(join(c.dir, logName(c.meta.generation)), encodeRecords(records, c.meta.dimension));
-    const current = this.tail(c);
+    const current = await this.tail(c);
     if (current.logOffset > Math.max(current.snapshotBytes, this.compactFloorBytes)) this.compact(current);
   }
 
   /** Writes the live rows as the next generation's snapshot and starts an empty log. */
   private compact(c: OpenCollection): void {
     const generation = c.meta.generation + 1;
-    const snapshotPath = join(c.dir, snapshotName(generation));
-    const fd = openSync(snapshotPath, 'w');
+    const fd = openSync(join(c.dir, snapshotName(generation)), 'w');
     let bytes = 0;
     try {
       let batch: LogRecord[] = [];
@@ -272,8 +303,7 @@ export class EmbeddedVectorStore implements VectorStore {
     const previous = c.meta.generation;
     c.meta = { ...c.meta, generation };
     writeMeta(c.dir, c.meta);
-    const st = statSync(join(c.dir, 'meta.json'));
-    c.metaStamp = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    c.metaStamp = stampOf(statSync(join(c.dir, 'meta.json')));
     c.logOffset = 0;
     c.snapshotBytes = bytes;
     rmSync(join(c.dir, snapshotName(previous)), { force: true });
@@ -298,6 +328,25 @@ export class EmbeddedVectorStore implements VectorStore {
   }
 }
 
+/** Applies frames to a table, letting other work run between slices; returns the bytes used. */
+async function decodeYielding(buf: Buffer, dimension: number, table: VectorTable): Promise<number> {
+  let offset = 0;
+  for (;;) {
+    let decoded = 0;
+    offset += decodeRecords(
+      buf.subarray(offset),
+      dimension,
+      (record) => {
+        decoded++;
+        apply(table, record);
+      },
+      DECODE_SLICE,
+    );
+    if (decoded < DECODE_SLICE) return offset;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
 function apply(table: VectorTable, record: DecodedRecord): void {
   switch (record.op) {
     case 'upsert':
@@ -312,9 +361,9 @@ function apply(table: VectorTable, record: DecodedRecord): void {
   }
 }
 
-
 const snapshotName = (generation: number) => `${generation}.snapshot`;
 const logName = (generation: number) => `${generation}.log`;
+const stampOf = (st: { ino: number; size: number; mtimeMs: number }) => `${st.ino}:${st.size}:${st.mtimeMs}`;
 
 function readMeta(path: string): Meta {
   let meta: Partial<Meta>;

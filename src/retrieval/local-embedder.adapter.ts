@@ -12,7 +12,7 @@ import { normalize, type Embedder, type EmbeddingKind } from './embedder.port';
  * collections built with the old one are refused instead of searched with garbage.
  */
 export const LOCAL_EMBEDDER_ID = 'local-hash-v1';
-export const LOCAL_EMBEDDER_DIMENSION = 512;
+export const LOCAL_EMBEDDER_DIMENSION = 1024;
 
 const WORD = 0x9e3779b1;
 const TRIGRAM = 0x85ebca6b;
@@ -22,14 +22,16 @@ const DEFINITION = 0xc2b2ae35;
  * Trigram weight is shared out over a token's trigrams, so long identifiers do not drown a
  * chunk in near-random features. A definition weighs as much as several plain mentions.
  */
-const WEIGHT = { word: 1, part: 0.5, trigrams: 0.3, definition: 4, queryDefinition: 1, stop: 0.1 } as const;
+const WEIGHT = { word: 1, part: 0.5, queryPart: 0.25, trigrams: 0.3, definition: 4, queryDefinition: 1, stop: 0.1 } as const;
 
 const HEAVY_COPIES = 4;
 
 const TOKEN = /[A-Za-z_$][A-Za-z0-9_$]*|[0-9]+/g;
 
 const DEFINITIONS: readonly RegExp[] = [
-  /\b(?:function\*?|class|interface|type|enum|struct|trait|impl|def|fn|func|const|let|var|val|module|namespace|record|object|protocol|typedef|macro)\s+([A-Za-z_$][\w$]*)/g,
+  /\b(?:function\*?|class|interface|type|enum|struct|trait|impl|def|fn|func|module|namespace|record|object|protocol|typedef|macro)\s+([A-Za-z_$][\w$]*)/g,
+  // Variables only at the top level: locals inside functions would drown the real definitions.
+  /^(?:export\s+)?(?:const|let|var|val)\s+([A-Za-z_$][\w$]*)/gm,
   // Go methods: func (r *Repo) Name(
   /\bfunc\s*\([^)\n]*\)\s*([A-Za-z_]\w*)/g,
   // Methods written as `[modifiers and type] name(args) {` (C#, Java, TS class members)
@@ -68,6 +70,8 @@ export class LocalHashEmbedder implements Embedder {
       if (token.length < 2) continue;
       counts.set(token, (counts.get(token) ?? 0) + 1);
     }
+    // A query naming parseInvoiceTotal is about that name more than about every "parse".
+    const partWeight = kind === 'query' ? WEIGHT.queryPart : WEIGHT.part;
     for (const [token, count] of counts) {
       // Repeats matter less and less: a chunk calling foo ten times is not ten times about foo.
       const tf = 1 + Math.log(count);
@@ -81,7 +85,7 @@ export class LocalHashEmbedder implements Embedder {
       const parts = splitIdentifier(token);
       if (parts.length > 1) {
         for (const part of parts) {
-          if (part.length > 1) this.add(vector, hash(WORD, part), tf * (STOP.has(part) ? WEIGHT.stop : WEIGHT.part));
+          if (part.length > 1) this.add(vector, hash(WORD, part), tf * (STOP.has(part) ? WEIGHT.stop : partWeight));
         }
       }
       const marked = `\u0002${lower}\u0003`;
@@ -112,11 +116,13 @@ export class LocalHashEmbedder implements Embedder {
   }
 }
 
-/** Numbers, hex digests, base64 and other tokens no one asks about by name. */
+/**
+ * Numbers, hex digests, base64 and other tokens no one asks about by name: long tokens
+ * with digits scattered through them (identifiers like `parseHttp2Frame` have one run).
+ */
 function looksRandom(token: string): boolean {
   if (/^[0-9]+$/.test(token)) return true;
-  if (token.length < 16) return false;
-  return /^[0-9a-fA-F]+$/.test(token) || (/[0-9]/.test(token) && /[a-z]/.test(token) && /[A-Z]/.test(token));
+  return token.length >= 12 && (token.match(/[0-9]+/g)?.length ?? 0) >= 3;
 }
 
 const canonical = (identifier: string): string => identifier.toLowerCase().replace(/[_$]/g, '');

@@ -25,9 +25,11 @@ const HEADER = 8;
 export class CorruptIndexError extends Error {}
 
 export function encodeRecords(records: readonly LogRecord[], dimension: number): Buffer {
-  const frames: Buffer[] = [];
-  for (const record of records) {
-    const json = Buffer.from(
+  const docs = records.map((record) => {
+    if (record.op === 'upsert' && record.vector.length !== dimension) {
+      throw new RangeError(`vector of dimension ${record.vector.length}, expected ${dimension}`);
+    }
+    return Buffer.from(
       JSON.stringify(
         record.op === 'upsert'
           ? { id: record.id, p: record.payload }
@@ -37,12 +39,16 @@ export function encodeRecords(records: readonly LogRecord[], dimension: number):
       ),
       'utf8',
     );
-    const vectorBytes = record.op === 'upsert' ? dimension * 4 : 0;
-    if (record.op === 'upsert' && record.vector.length !== dimension) {
-      throw new RangeError(`vector of dimension ${record.vector.length}, expected ${dimension}`);
-    }
-    const frame = Buffer.allocUnsafe(HEADER + 5 + json.length + vectorBytes);
-    const body = frame.subarray(HEADER);
+  });
+  const vectorBytes = dimension * 4;
+  let total = 0;
+  records.forEach((r, i) => (total += HEADER + 5 + docs[i].length + (r.op === 'upsert' ? vectorBytes : 0)));
+  const out = Buffer.allocUnsafe(total);
+  let offset = 0;
+  records.forEach((record, i) => {
+    const json = docs[i];
+    const length = 5 + json.length + (record.op === 'upsert' ? vectorBytes : 0);
+    const body = out.subarray(offset + HEADER, offset + HEADER + length);
     body.writeUInt8(OPS[record.op], 0);
     body.writeUInt32LE(json.length, 1);
     json.copy(body, 5);
@@ -51,20 +57,38 @@ export function encodeRecords(records: readonly LogRecord[], dimension: number):
       const v = record.vector;
       body.set(new Uint8Array(v.buffer, v.byteOffset, v.byteLength), 5 + json.length);
     }
-    frame.writeUInt32LE(body.length, 0);
-    frame.writeUInt32LE(crc32(body), 4);
-    frames.push(frame);
+    out.writeUInt32LE(length, offset);
+    out.writeUInt32LE(crc32(body), offset + 4);
+    offset += HEADER + length;
+  });
+  return out;
+}
+
+/** How many upserts a buffer of frames holds, from the frame headers alone (to size a table). */
+export function countUpserts(buf: Buffer): number {
+  let count = 0;
+  for (let offset = 0; buf.length - offset >= HEADER + 1; ) {
+    const length = buf.readUInt32LE(offset);
+    if (buf.length - offset - HEADER < length) break;
+    if (buf.readUInt8(offset + HEADER) === OPS.upsert) count++;
+    offset += HEADER + length;
   }
-  return Buffer.concat(frames);
+  return count;
 }
 
 /**
- * Calls `apply` for every whole frame in `buf` and returns how many bytes they took; an
- * incomplete frame at the end is left for later. A damaged frame throws CorruptIndexError.
+ * Calls `apply` for every whole frame in `buf` (at most `maxRecords` of them) and returns
+ * how many bytes they took; an incomplete frame at the end is left for later. A damaged
+ * frame throws CorruptIndexError.
  */
-export function decodeRecords(buf: Buffer, dimension: number, apply: (record: DecodedRecord) => void): number {
+export function decodeRecords(
+  buf: Buffer,
+  dimension: number,
+  apply: (record: DecodedRecord) => void,
+  maxRecords = Number.POSITIVE_INFINITY,
+): number {
   let offset = 0;
-  while (buf.length - offset >= HEADER) {
+  for (let decoded = 0; decoded < maxRecords && buf.length - offset >= HEADER; decoded++) {
     const length = buf.readUInt32LE(offset);
     if (buf.length - offset - HEADER < length) break;
     const body = buf.subarray(offset + HEADER, offset + HEADER + length);

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { LOCAL_EMBEDDER_DIMENSION as DIM } from '../../src/retrieval/local-embedder.adapter';
 import type { RetrievalRequest } from '../../src/retrieval/retrieval.port';
 import { FakeQdrant } from '../support/fake-qdrant';
 import { startTestGateway, type TestGateway } from '../support/gateway';
@@ -63,7 +64,9 @@ describe('npm run ingest', () => {
       const first = await ingest(['--path', tree, '--repo', 'acme/api', '--collection', 'code'], env);
       expect(first.code).toBe(0);
       expect(first.stdout).toMatch(
-        /^ingested acme\/api into code \(embedded index in .+, local-hash-v1 \(dimension 512\)\): 5 files, 5 chunks added, 0 unchanged, 0 removed in \d+\.\d s$/,
+        new RegExp(
+          `^ingested acme/api into code \\(embedded index in .+, local-hash-v1 \\(dimension ${DIM}\\)\\): 5 files, 5 chunks added, 0 unchanged, 0 removed in \\d+\\.\\d s$`,
+        ),
       );
       const [best] = await t.gateway.services.retriever.retrieve(request);
       expect(best?.ref.path).toBe('src/billing/invoice.ts');
@@ -98,7 +101,7 @@ describe('npm run ingest', () => {
     it('indexes into Qdrant, where the gateway retrieves from', async () => {
       const res = await ingest(['--path', tree, '--repo', 'acme/api', '--collection', 'code', '--language', 'typescript'], { QDRANT_URL: url });
       expect(res.code).toBe(0);
-      expect(res.stdout).toContain(`(qdrant at ${new URL(url).host}, local-hash-v1 (dimension 512)): 5 files`);
+      expect(res.stdout).toContain(`(qdrant at ${new URL(url).host}, local-hash-v1 (dimension ${DIM})): 5 files`);
       expect(fake.collections.get('code')?.points.size).toBe(5);
       const hits = await t.gateway.services.retriever.retrieve({ ...request, query: 'parseInvoiceAmount', language: 'typescript' });
       expect(hits[0]?.ref.path).toBe('src/billing/invoice.ts');

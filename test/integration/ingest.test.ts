@@ -7,7 +7,7 @@ import { physicalCollection } from '../../src/retrieval/collection';
 import { EmbeddedVectorStore } from '../../src/retrieval/embedded-vector-store.adapter';
 import type { Embedder } from '../../src/retrieval/embedder.port';
 import { ingestTree } from '../../src/retrieval/ingest';
-import { LocalHashEmbedder } from '../../src/retrieval/local-embedder.adapter';
+import { LOCAL_EMBEDDER_DIMENSION, LocalHashEmbedder } from '../../src/retrieval/local-embedder.adapter';
 import { RetrievalError } from '../../src/retrieval/retrieval-error';
 import type { RetrievalRequest } from '../../src/retrieval/retrieval.port';
 import { VectorRetriever } from '../../src/retrieval/vector-retriever';
@@ -146,7 +146,9 @@ describe('ingest of a working tree into the embedded index', () => {
   it('refuses a collection built by another embedder, for ingest and for retrieval', async () => {
     const other: Embedder = { id: 'other-embedder', dimension: 8, embed: async (texts) => texts.map(() => new Float32Array(8).fill(1)) };
     await expect(ingest(other)).rejects.toMatchObject({ kind: 'embedder-mismatch' });
-    await expect(ingest(other)).rejects.toThrow(/holds vectors of local-hash-v1 \(dimension 512\).*other-embedder \(dimension 8\)/);
+    await expect(ingest(other)).rejects.toThrow(
+      new RegExp(`holds vectors of local-hash-v1 \\(dimension ${LOCAL_EMBEDDER_DIMENSION}\\).*other-embedder \\(dimension 8\\)`),
+    );
     const confused = new VectorRetriever(other, store, { orgScopedCollections: false, logger });
     await expect(
       confused.retrieve({ orgId: 'acme', collection: 'code', query: 'x', repo: null, language: null, pathPrefix: null, limit: 3 }),

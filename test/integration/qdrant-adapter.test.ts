@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createLogger } from '../../src/logger';
 import { sha256 } from '../../src/retrieval/chunking';
 import { ingestTree } from '../../src/retrieval/ingest';
-import { LocalHashEmbedder } from '../../src/retrieval/local-embedder.adapter';
+import { LOCAL_EMBEDDER_DIMENSION as DIM, LocalHashEmbedder } from '../../src/retrieval/local-embedder.adapter';
 import { QdrantVectorStore } from '../../src/retrieval/qdrant-vector-store.adapter';
 import type { RetrievalRequest } from '../../src/retrieval/retrieval.port';
 import { VectorRetriever } from '../../src/retrieval/vector-retriever';
@@ -44,7 +44,7 @@ describe('Qdrant adapter against a Qdrant REST stand-in', () => {
 
   it('creates the collection with a vector named after the embedder, and keyword indexes for the filters', () => {
     expect(fake.requestsTo('PUT', /^\/collections\/code$/).map((r) => r.body)).toEqual([
-      { vectors: { 'local-hash-v1': { size: 512, distance: 'Cosine' } } },
+      { vectors: { 'local-hash-v1': { size: DIM, distance: 'Cosine' } } },
     ]);
     expect(fake.requestsTo('PUT', /^\/collections\/code\/index$/).map((r) => r.body)).toEqual(
       ['repo', 'path', 'language', 'pathPrefixes'].map((field_name) => ({ field_name, field_schema: 'keyword' })),
@@ -64,7 +64,7 @@ describe('Qdrant adapter against a Qdrant REST stand-in', () => {
     for (const p of points) {
       expect(p.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
       expect(Object.keys(p.vector)).toEqual(['local-hash-v1']);
-      expect(p.vector['local-hash-v1']).toHaveLength(512);
+      expect(p.vector['local-hash-v1']).toHaveLength(DIM);
       expect(Object.keys(p.payload).sort()).toEqual(PAYLOAD_KEYS);
     }
     const button = points.find((p) => p.payload.path === 'src/ui/primitives/button.tsx')!;
@@ -94,7 +94,7 @@ describe('Qdrant adapter against a Qdrant REST stand-in', () => {
         ],
       },
     });
-    expect((query!.body as { query: number[] }).query).toHaveLength(512);
+    expect((query!.body as { query: number[] }).query).toHaveLength(DIM);
     expect(hits.map((h) => h.ref.path)).toEqual(['src/ui/primitives/button.tsx']);
     expect(hits[0]).toMatchObject({ language: 'typescript', text: SAMPLE_CODE['src/ui/primitives/button.tsx']!.trimEnd() });
 

@@ -1,4 +1,4 @@
-import { definedNames, LocalHashEmbedder, splitIdentifier } from '../../src/retrieval/local-embedder.adapter';
+import { definedNames, LOCAL_EMBEDDER_DIMENSION, LocalHashEmbedder, splitIdentifier } from '../../src/retrieval/local-embedder.adapter';
 import { VectorTable } from '../../src/retrieval/vector-table';
 
 const embedder = new LocalHashEmbedder();
@@ -60,7 +60,7 @@ async function rank(query: string): Promise<string[]> {
 describe('local hashing embedder', () => {
   it('gives unit-length vectors of its dimension, the same for the same text', async () => {
     const [a, b, c] = await embedder.embed(['parseInvoiceTotal(raw)', 'parseInvoiceTotal(raw)', 'SessionStore'], 'document');
-    expect(a).toHaveLength(512);
+    expect(a).toHaveLength(LOCAL_EMBEDDER_DIMENSION);
     expect(Math.hypot(...a!)).toBeCloseTo(1, 5);
     expect(Array.from(a!)).toEqual(Array.from(b!));
     expect(Array.from(a!)).not.toEqual(Array.from(c!));

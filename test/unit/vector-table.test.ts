@@ -104,6 +104,30 @@ describe('VectorTable search', () => {
   });
 });
 
+describe('VectorTable rows', () => {
+  it('hands back every stored vector, across staging and growth, after updates and removals', () => {
+    const next = random(3);
+    const t = new VectorTable(5, 2);
+    const stored = new Map<string, Float32Array>();
+    for (let i = 0; i < 300; i++) {
+      const v = Float32Array.from({ length: 5 }, () => next() - 0.5);
+      t.upsert(`r${i % 250}`, v, payload(`f${i % 250}.ts`));
+      stored.set(`r${i % 250}`, v);
+    }
+    for (let i = 0; i < 250; i += 3) {
+      t.remove(`r${i}`);
+      stored.delete(`r${i}`);
+    }
+    const rows = [...t.rows()];
+    expect(rows.map((r) => r.id).sort()).toEqual([...stored.keys()].sort());
+    for (const row of rows) {
+      const want = stored.get(row.id)!;
+      const norm = Math.hypot(...want);
+      row.vector.forEach((x, j) => expect(x).toBeCloseTo(want[j]! / norm, 6));
+    }
+  });
+});
+
 describe('path scope', () => {
   it('normalises the request scope and matches whole path segments', () => {
     expect(normalizePathPrefix(' ./src\\ui//primitives/ ')).toBe('src/ui/primitives');
