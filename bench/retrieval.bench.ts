@@ -107,9 +107,6 @@ class TimedStore implements VectorStore {
   ensureCollection(c: string, s: EmbeddingSpace) {
     return this.inner.ensureCollection(c, s);
   }
-  hasCollection(c: string, s: EmbeddingSpace) {
-    return this.inner.hasCollection(c, s);
-  }
   async upsert(c: string, s: EmbeddingSpace, points: readonly ChunkPoint[]) {
     this.points.push(...points);
     const t0 = performance.now();

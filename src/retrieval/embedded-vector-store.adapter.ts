@@ -94,10 +94,6 @@ export class EmbeddedVectorStore implements VectorStore {
     });
   }
 
-  hasCollection(collection: string, space: EmbeddingSpace): Promise<boolean> {
-    return this.exclusive(collection, async () => (await this.sync(collection, space)) !== null);
-  }
-
   upsert(collection: string, space: EmbeddingSpace, points: readonly ChunkPoint[]): Promise<void> {
     return this.exclusive(collection, async () => {
       for (const p of points) {

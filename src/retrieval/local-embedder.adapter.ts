@@ -125,7 +125,10 @@ function looksRandom(token: string): boolean {
   return token.length >= 12 && (token.match(/[0-9]+/g)?.length ?? 0) >= 3;
 }
 
-const canonical = (identifier: string): string => identifier.toLowerCase().replace(/[_$]/g, '');
+const canonical = (identifier: string): string => {
+  const lower = identifier.toLowerCase();
+  return lower.includes('_') || lower.includes('$') ? lower.replace(/[_$]/g, '') : lower;
+};
 
 /** Names the text defines, in canonical form (lower case, no underscores). */
 export function definedNames(text: string): Set<string> {
@@ -139,16 +142,46 @@ export function definedNames(text: string): Set<string> {
   return names;
 }
 
-/** `parseHTTPRequest2_body` -> ["parse", "http", "request", "2", "body"]. */
+/**
+ * `parseHTTPRequest2_body` -> ["parse", "http", "request", "2", "body"]: splits at `_` and
+ * `$`, lower-to-upper, letter-to-digit, and before the last capital of a run followed by a
+ * lower-case letter. One pass over the characters: this runs for every token of every chunk.
+ */
 export function splitIdentifier(token: string): string[] {
-  return token
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .replace(/([A-Za-z])([0-9])/g, '$1 $2')
-    .replace(/([0-9])([A-Za-z])/g, '$1 $2')
-    .split(/[\s_$]+/)
-    .filter((p) => p !== '')
-    .map((p) => p.toLowerCase());
+  const parts: string[] = [];
+  let start = 0;
+  for (let i = 0; i < token.length; i++) {
+    const k = charClass(token.charCodeAt(i));
+    if (k === SEPARATOR) {
+      if (i > start) parts.push(token.slice(start, i).toLowerCase());
+      start = i + 1;
+      continue;
+    }
+    if (i === start) continue;
+    const prev = charClass(token.charCodeAt(i - 1));
+    const boundary =
+      (prev === LOWER && k === UPPER) ||
+      (prev === DIGIT) !== (k === DIGIT) ||
+      (prev === UPPER && k === UPPER && i + 1 < token.length && charClass(token.charCodeAt(i + 1)) === LOWER);
+    if (boundary) {
+      parts.push(token.slice(start, i).toLowerCase());
+      start = i;
+    }
+  }
+  if (start < token.length) parts.push(token.slice(start).toLowerCase());
+  return parts;
+}
+
+const SEPARATOR = 0;
+const LOWER = 1;
+const UPPER = 2;
+const DIGIT = 3;
+
+function charClass(c: number): number {
+  if (c >= 97 && c <= 122) return LOWER;
+  if (c >= 65 && c <= 90) return UPPER;
+  if (c >= 48 && c <= 57) return DIGIT;
+  return SEPARATOR;
 }
 
 const hash = (seed: number, s: string): number => hashRange(seed, s, 0, s.length);

@@ -25,7 +25,7 @@ const DELETE_BATCH = 500;
  */
 export class QdrantVectorStore implements VectorStore {
   private readonly client: QdrantClient;
-  /** Collections already checked against our embedder in this process. */
+  /** Collections already checked against an embedder in this process ("collection vector:size"). */
   private readonly verified = new Set<string>();
 
   constructor(options: QdrantOptions) {
@@ -37,8 +37,9 @@ export class QdrantVectorStore implements VectorStore {
     });
   }
 
-  async hasCollection(collection: string, space: EmbeddingSpace): Promise<boolean> {
-    if (this.verified.has(collection)) return true;
+  /** False when the collection does not exist; throws when it holds another embedder's vectors. */
+  private async hasCollection(collection: string, space: EmbeddingSpace): Promise<boolean> {
+    if (this.verified.has(verifiedKey(collection, space))) return true;
     const { exists } = await this.client.collectionExists(collection);
     if (!exists) return false;
     const info = await this.client.getCollection(collection);
@@ -46,7 +47,7 @@ export class QdrantVectorStore implements VectorStore {
     const name = vectorNameOf(space.embedderId);
     const mine = vectors && !isSingleVector(vectors) ? vectors[name] : undefined;
     if (!mine || mine.size !== space.dimension) throw spaceMismatch(collection, describeVectors(vectors), space);
-    this.verified.add(collection);
+    this.verified.add(verifiedKey(collection, space));
     return true;
   }
 
@@ -64,7 +65,7 @@ export class QdrantVectorStore implements VectorStore {
     for (const field of INDEXED_FIELDS) {
       await this.client.createPayloadIndex(collection, { field_name: field, field_schema: 'keyword', wait: true });
     }
-    this.verified.add(collection);
+    this.verified.add(verifiedKey(collection, space));
   }
 
   async upsert(collection: string, space: EmbeddingSpace, points: readonly ChunkPoint[]): Promise<void> {
@@ -150,7 +151,7 @@ export class QdrantVectorStore implements VectorStore {
       return out;
     } catch (e) {
       // The collection may have been dropped or rebuilt since it was checked.
-      this.verified.delete(collection);
+      this.verified.delete(verifiedKey(collection, space));
       throw e;
     }
   }
@@ -159,6 +160,8 @@ export class QdrantVectorStore implements VectorStore {
     this.verified.clear();
   }
 }
+
+const verifiedKey = (collection: string, space: EmbeddingSpace) => `${collection} ${vectorNameOf(space.embedderId)}:${space.dimension}`;
 
 /** The request's filters as a Qdrant filter; undefined when nothing is filtered. */
 export function toQdrantFilter(filter: ChunkFilter): Schemas['Filter'] | undefined {

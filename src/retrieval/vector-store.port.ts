@@ -58,8 +58,6 @@ export interface EmbeddingSpace {
 export interface VectorStore {
   /** Creates the collection for `space`, or checks that the existing one was built in it. */
   ensureCollection(collection: string, space: EmbeddingSpace): Promise<void>;
-  /** False when the collection does not exist. Throws when it exists in another space. */
-  hasCollection(collection: string, space: EmbeddingSpace): Promise<boolean>;
   upsert(collection: string, space: EmbeddingSpace, points: readonly ChunkPoint[]): Promise<void>;
   deleteByIds(collection: string, ids: readonly string[]): Promise<void>;
   /** Removes every chunk of these files of one repository. */

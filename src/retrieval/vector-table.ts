@@ -1,4 +1,5 @@
 import { matchesPathPrefix, normalizePathPrefix } from './chunk-filter';
+import { normalize } from './embedder.port';
 import type { ChunkFilter, ChunkPayload, IndexedChunk, ScoredChunk } from './vector-store.port';
 
 const ANY = -2;
@@ -46,10 +47,6 @@ export class VectorTable {
 
   get size(): number {
     return this.ids.length;
-  }
-
-  has(id: string): boolean {
-    return this.slotOf.has(id);
   }
 
   /** Stores a copy of `vector`, scaled to unit length. */
@@ -292,9 +289,4 @@ export class VectorTable {
 }
 
 /** A unit-length copy (a zero vector stays zero), so every score is a cosine. */
-export function unitCopy(vector: Float32Array): Float32Array {
-  let sum = 0;
-  for (let i = 0; i < vector.length; i++) sum += vector[i] * vector[i];
-  const scale = sum === 0 ? 0 : 1 / Math.sqrt(sum);
-  return vector.map((x) => x * scale);
-}
+export const unitCopy = (vector: Float32Array): Float32Array => normalize(Float32Array.from(vector));

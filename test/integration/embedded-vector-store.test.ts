@@ -144,6 +144,6 @@ describe('embedded vector store on disk', () => {
     await expect(store.upsert('code', SPACE, [{ ...point(1), vector: new Float32Array(3) }])).rejects.toMatchObject({
       kind: 'embedder-mismatch',
     });
-    expect(await store.hasCollection('missing', SPACE)).toBe(false);
+    await expect(store.search('missing', SPACE, point(1).vector, {}, 1)).rejects.toMatchObject({ kind: 'collection-missing' });
   });
 });
