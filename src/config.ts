@@ -19,6 +19,23 @@ export interface Config {
   readonly limits: AbuseLimits;
   /** How long in-flight HTTP requests may take to finish on shutdown. */
   readonly shutdownGraceMs: number;
+  readonly live: LiveConfig;
+}
+
+/** Subscriptions: the event bus between instances, resumable history and the WebSocket transport. */
+export interface LiveConfig {
+  /** redis:// or rediss:// URL; null means the in-process bus (a single instance). */
+  readonly redisUrl: string | null;
+  /** Prefix of every Redis key and channel, so deployments can share one Redis. */
+  readonly redisKeyPrefix: string;
+  /** Stored status events older than this are pruned; resuming from before them is refused. */
+  readonly eventRetentionHours: number;
+  /** A WebSocket that sends no connection_init within this time is closed with 4408. */
+  readonly wsConnectionInitTimeoutMs: number;
+  /** Server ping interval on WebSockets; a peer that does not pong within it is dropped. 0 disables. */
+  readonly wsKeepAliveMs: number;
+  /** Subscribers with the same operation and visibility share one execution per event. */
+  readonly wsSharedExecution: boolean;
 }
 
 export interface AbuseLimits {
@@ -45,6 +62,14 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('JWT_SECRET must be set to at least 32 characters when NODE_ENV=production');
   }
   const databaseUrl = env.DATABASE_URL?.trim() || null;
+  const redisUrl = env.REDIS_URL?.trim() || null;
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new ConfigError('REDIS_URL must be a redis:// (or rediss://) URL');
+  }
+  const redisKeyPrefix = env.REDIS_KEY_PREFIX?.trim() || 'asg:';
+  if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(redisKeyPrefix)) {
+    throw new ConfigError('REDIS_KEY_PREFIX must be 1-64 characters of A-Z a-z 0-9 : _ . -');
+  }
   if (databaseUrl && !/^(mysql|mariadb):\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must be a mysql:// (or mariadb://) URL');
   }
@@ -68,6 +93,14 @@ export function loadConfig(env: Env = process.env): Config {
       bodyLimitBytes: int(env, 'HTTP_BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 100 * 1024 * 1024),
     },
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    live: {
+      redisUrl,
+      redisKeyPrefix,
+      eventRetentionHours: int(env, 'EVENT_RETENTION_HOURS', 72, 1, 24 * 366),
+      wsConnectionInitTimeoutMs: int(env, 'WS_CONNECTION_INIT_TIMEOUT_MS', 5_000, 100, 600_000),
+      wsKeepAliveMs: int(env, 'WS_KEEPALIVE_MS', 12_000, 0, 600_000),
+      wsSharedExecution: bool(env, 'WS_SHARED_EXECUTION', true),
+    },
   };
 }
 
@@ -79,6 +112,14 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
     throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
   }
   return value;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (!raw) return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {

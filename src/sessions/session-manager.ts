@@ -319,6 +319,27 @@ export class SessionManager {
     return rows.map(toSessionRecord);
   }
 
+  /** Turns by id, only those in sessions the caller may read (per-event loaders of subscriptions). */
+  async turnsByIds(caller: Caller, ids: readonly string[]): Promise<TurnRecord[]> {
+    if (ids.length === 0) return [];
+    const visible = this.db.dataSource.manager.createQueryBuilder(this.db.entities.sessions, 's').select('s.id');
+    applyVisibility(visible, caller, isAdmin(caller));
+    const rows = await this.db.dataSource.manager
+      .createQueryBuilder(this.db.entities.turns, 't')
+      .where('t.orgId = :turnOrg', { turnOrg: caller.orgId })
+      .andWhere('t.id IN (:...turnIds)', { turnIds: [...ids] })
+      .andWhere(`t.sessionId IN (${visible.getQuery()})`)
+      .setParameters(visible.getParameters())
+      .getMany();
+    return rows.map(toTurnRecord);
+  }
+
+  /** Refuses a filter the caller may not use (includeDeleted) or with over-long values, as listSessions does. */
+  assertFilter(caller: Caller, filter: SessionFilter): void {
+    checkFilter(filter);
+    if (filter.includeDeleted && !isAdmin(caller)) throw forbidden('includeDeleted is for organisation admins');
+  }
+
   /** The turn with the highest sequence number of each session, in one statement. */
   async lastTurnsOf(scope: OrgScope, sessions: readonly Pick<SessionRecord, 'id' | 'turnCount'>[]): Promise<TurnRecord[]> {
     const withTurns = sessions.filter((s) => s.turnCount > 0);
