@@ -122,7 +122,8 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
           return [new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, extensions: { code: 'GRAPHQL_PARSE_FAILED' } })];
         }
         const errors = validate(schema, document, rules);
-        if (errors.length > 0) return errors;
+        // Coded as Apollo codes them over HTTP, whatever code a rule chose.
+        if (errors.length > 0) return errors.map((e) => new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
         const context: GraphQLContext = {
           caller: state.caller,
           services,

@@ -95,8 +95,10 @@ export class RawSocket {
   private readonly opened: Promise<void>;
   readonly ws: WebSocket;
 
-  constructor(httpUrl: string, protocol = 'graphql-transport-ws', path = '/graphql') {
-    this.ws = new WebSocket(`${httpUrl.replace(/^http/, 'ws')}${path}`, protocol);
+  /** `protocol` null offers no subprotocol at all. */
+  constructor(httpUrl: string, protocol: string | null = 'graphql-transport-ws', path = '/graphql') {
+    const url = `${httpUrl.replace(/^http/, 'ws')}${path}`;
+    this.ws = protocol === null ? new WebSocket(url) : new WebSocket(url, protocol);
     this.ws.on('message', (data) => this.messages.push(JSON.parse(String(data)) as Record<string, unknown>));
     this.opened = new Promise((resolve, reject) => {
       this.ws.once('open', () => resolve());
