@@ -29,8 +29,8 @@ export class TurnEventSequencer {
   private readonly gapWaitMs: number;
 
   constructor(
-    private readonly bus: EventBus,
-    private readonly events: TurnEventRepository,
+    private readonly bus: Pick<EventBus, 'onTurnStatus' | 'onResync'>,
+    private readonly events: Pick<TurnEventRepository, 'latestId' | 'range'>,
     private readonly logger: Logger,
     options: SequencerOptions = {},
   ) {
