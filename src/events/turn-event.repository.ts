@@ -13,14 +13,17 @@ export interface EventScope {
 const ISSUED = 'turn_events';
 /** event_counters row holding the highest id already pruned (migration 1764300000000). */
 const PRUNED = 'turn_events_pruned';
-const DELETE_WINDOW = 5_000;
 
 /**
  * Reads the durable status events the session manager writes (turn_events) for replay and
  * gap filling, and prunes old ones. The session manager remains the only writer of events.
  */
 export class TurnEventRepository {
-  constructor(private readonly db: Database) {}
+  /** `deleteWindow`: ids per DELETE statement when pruning. */
+  constructor(
+    private readonly db: Database,
+    private readonly deleteWindow = 5_000,
+  ) {}
 
   /** The highest event id handed out so far (committed or about to be). */
   latestId(): Promise<number> {
@@ -94,12 +97,12 @@ export class TurnEventRepository {
       .select('MIN(e.id)', 'minId')
       .getRawMany()) as { minId: string | number | null }[];
     // Windows of ids keep each statement (and its locks) short; ids are dense.
-    for (let from = oldest?.minId == null ? horizon : Number(oldest.minId) - 1; from < horizon; from += DELETE_WINDOW) {
+    for (let from = oldest?.minId == null ? horizon : Number(oldest.minId) - 1; from < horizon; from += this.deleteWindow) {
       const result = await this.db.dataSource.manager
         .createQueryBuilder()
         .delete()
         .from(this.db.entities.events)
-        .where('id > :from AND id <= :to', { from, to: Math.min(horizon, from + DELETE_WINDOW) })
+        .where('id > :from AND id <= :to', { from, to: Math.min(horizon, from + this.deleteWindow) })
         .execute();
       deleted += result.affected ?? 0;
     }
