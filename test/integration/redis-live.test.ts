@@ -34,6 +34,9 @@ async function twoInstances(redis: string): Promise<{ a: TestGateway; b: TestGat
   };
 }
 
+const readiness = async (t: TestGateway) =>
+  (await (await fetch(`${t.url}/readyz`)).json()) as { status: string; checks: Record<string, string> };
+
 const tokenFor = (t: TestGateway, c: Caller) =>
   t.token({ userId: c.userId, userName: c.userName, orgId: c.orgId, orgName: c.orgName, roles: [...c.roles] });
 
@@ -129,7 +132,7 @@ describeWithRedis('live delivery through Redis', () => {
       await feed.waitFor(1);
 
       await redis.down();
-      await waitUntil(async () => (await (await fetch(`${b.url}/readyz`)).json()).checks.subscriptions === 'unavailable', 10_000, 'readyz to notice');
+      await waitUntil(async () => (await readiness(b)).checks.subscriptions === 'unavailable', 10_000, 'readyz to notice');
       const ready = await fetch(`${b.url}/readyz`);
       expect(ready.status).toBe(200);
       expect(await ready.json()).toEqual({ status: 'degraded', checks: { database: 'ok', subscriptions: 'unavailable' } });
@@ -150,7 +153,7 @@ describeWithRedis('live delivery through Redis', () => {
       await outputClient.dispose();
 
       await redis.up();
-      await waitUntil(async () => (await fetch(`${b.url}/readyz`)).status === 200 && (await (await fetch(`${b.url}/readyz`)).json()).status === 'ready', 15_000, 'readyz to recover');
+      await waitUntil(async () => (await readiness(b)).status === 'ready', 15_000, 'readyz to recover');
       // Caught up on reconnect, before any new event could reveal the gap.
       await feed.waitFor(3, 10_000);
       await completeTurn(sessions, alice, session.id, second.id);
