@@ -23,7 +23,7 @@ import type { Protection } from '../graphql/armor';
 import type { GraphQLContext } from '../graphql/context';
 import { formatError } from '../graphql/error-mapping';
 import { formatResult, type SubscriptionExecutor } from '../graphql/live/subscription-executor';
-import { createLoaders } from '../graphql/loaders';
+import { createLoaders, type Loaders } from '../graphql/loaders';
 import type { Services } from '../graphql/services';
 import type { Logger } from '../logger';
 import { authenticate } from './auth';
@@ -53,6 +53,7 @@ interface ConnectionState {
 }
 
 type ConnectionParams = { readonly authorization?: unknown };
+const DOCUMENT_CACHE_SIZE = 500;
 const PATH = '/graphql';
 /** setTimeout takes at most a signed 32-bit delay. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -86,6 +87,24 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
   };
   deps.httpServer.on('upgrade', onUpgrade);
 
+  /** Many subscribers send the same few documents: parse and validate each once, share the AST. */
+  const documents = new DocumentCache(DOCUMENT_CACHE_SIZE);
+  const parseAndValidate = (query: string): DocumentNode | GraphQLError[] => {
+    let document: DocumentNode;
+    try {
+      document = protection.parse(query);
+    } catch (e) {
+      if (!(e instanceof GraphQLError)) throw e;
+      return [new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, extensions: { code: 'GRAPHQL_PARSE_FAILED' } })];
+    }
+    const errors = validate(schema, document, rules);
+    // Coded as Apollo codes them over HTTP, whatever code a rule chose.
+    if (errors.length > 0) {
+      return errors.map((e) => new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
+    }
+    return document;
+  };
+
   const formatErrors = (errors: readonly GraphQLError[]): GraphQLFormattedError[] =>
     errors.map((error) => {
       const formatted = formatError(error.toJSON(), error);
@@ -114,20 +133,22 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
       onSubscribe: (ctx, _id, payload) => {
         const state = states.get(ctx);
         if (!state) return [new GraphQLError('Unauthorized', { extensions: { code: 'UNAUTHENTICATED' } })];
-        let document: DocumentNode;
-        try {
-          document = protection.parse(payload.query);
-        } catch (e) {
-          if (!(e instanceof GraphQLError)) throw e;
-          return [new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, extensions: { code: 'GRAPHQL_PARSE_FAILED' } })];
+        let document = documents.get(payload.query);
+        if (!document) {
+          const checked = parseAndValidate(payload.query);
+          if (Array.isArray(checked)) return checked;
+          document = checked;
+          documents.set(payload.query, document);
         }
-        const errors = validate(schema, document, rules);
-        // Coded as Apollo codes them over HTTP, whatever code a rule chose.
-        if (errors.length > 0) return errors.map((e) => new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
+        const caller = state.caller;
+        let loaders: Loaders | null = null;
         const context: GraphQLContext = {
-          caller: state.caller,
+          caller,
           services,
-          loaders: createLoaders(state.caller, services),
+          // Made on first use: a subscription's own context never needs them (each event gets fresh ones).
+          get loaders() {
+            return (loaders ??= createLoaders(caller, services));
+          },
           requestId: randomUUID(),
         };
         return {
@@ -187,4 +208,24 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
       logger.debug('websocket server closed');
     },
   };
+}
+
+/** Valid documents by query text, least recently used dropped first. */
+class DocumentCache {
+  private readonly entries = new Map<string, DocumentNode>();
+  constructor(private readonly max: number) {}
+
+  get(query: string): DocumentNode | undefined {
+    const document = this.entries.get(query);
+    if (document) {
+      this.entries.delete(query);
+      this.entries.set(query, document);
+    }
+    return document;
+  }
+
+  set(query: string, document: DocumentNode): void {
+    this.entries.set(query, document);
+    if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value as string);
+  }
 }
