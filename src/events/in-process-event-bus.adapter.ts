@@ -11,14 +11,10 @@ import type { TurnOutputDelta, TurnRef } from './turn-output';
 export class InProcessEventBus implements EventBus {
   private readonly statusListeners = new Set<(event: TurnStatusEvent) => void>();
   private readonly outputListeners = new Map<string, Set<(delta: TurnOutputDelta) => void>>();
-  private readonly buffer: OutputBuffer;
-
   constructor(
     private readonly logger: Logger,
-    buffer: OutputBuffer = new OutputBuffer(),
-  ) {
-    this.buffer = buffer;
-  }
+    private readonly buffer: OutputBuffer = new OutputBuffer(),
+  ) {}
 
   turnStatusChanged(event: TurnStatusEvent): void {
     for (const listener of this.statusListeners) this.safely(() => listener(event));

@@ -1,4 +1,5 @@
 import { parse, type ExecutionArgs } from 'graphql';
+import { loadConfig } from '../../src/config';
 import { parseEventId } from '../../src/domain/event-id';
 import type { SessionRecord } from '../../src/domain/session';
 import { matchesSessionFilter } from '../../src/domain/session-filter';
@@ -193,5 +194,49 @@ describe('which subscribers share one execution', () => {
     expect(visibilityOf(user('alice'))).not.toBe(visibilityOf(user('bob')));
     expect(visibilityOf(user('alice'))).not.toBe(visibilityOf(user('alice', 'globex')));
     expect(visibilityOf(user('alice'))).not.toBe(visibilityOf(admin('alice')));
+  });
+});
+
+describe('live configuration', () => {
+  it('defaults to the in-process bus, 72 h of history and graphql-ws timings', () => {
+    expect(loadConfig({}).live).toEqual({
+      redisUrl: null,
+      redisKeyPrefix: 'asg:',
+      eventRetentionHours: 72,
+      wsConnectionInitTimeoutMs: 5_000,
+      wsKeepAliveMs: 12_000,
+      wsSharedExecution: true,
+    });
+  });
+
+  it('reads every variable', () => {
+    expect(
+      loadConfig({
+        REDIS_URL: 'rediss://cache:6380/2',
+        REDIS_KEY_PREFIX: 'prod-eu:',
+        EVENT_RETENTION_HOURS: '24',
+        WS_CONNECTION_INIT_TIMEOUT_MS: '1000',
+        WS_KEEPALIVE_MS: '0',
+        WS_SHARED_EXECUTION: 'false',
+      }).live,
+    ).toEqual({
+      redisUrl: 'rediss://cache:6380/2',
+      redisKeyPrefix: 'prod-eu:',
+      eventRetentionHours: 24,
+      wsConnectionInitTimeoutMs: 1000,
+      wsKeepAliveMs: 0,
+      wsSharedExecution: false,
+    });
+  });
+
+  it.each([
+    ['REDIS_URL', 'http://cache:6379'],
+    ['REDIS_KEY_PREFIX', 'has spaces'],
+    ['EVENT_RETENTION_HOURS', '0'],
+    ['WS_CONNECTION_INIT_TIMEOUT_MS', 'soon'],
+    ['WS_KEEPALIVE_MS', '-1'],
+    ['WS_SHARED_EXECUTION', 'maybe'],
+  ])('names %s when its value %p does not parse', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
   });
 });

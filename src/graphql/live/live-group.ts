@@ -79,11 +79,13 @@ export class LiveGroup<E, R> {
   private enqueue(item: E | typeof END): void {
     if (this.closed) return;
     this.inbox.push(item);
-    if (!this.processing) void this.process();
+    if (this.processing) return;
+    this.processing = true;
+    // Later, not inside the publisher's call: a commit must not wait for the subscribers' work.
+    setImmediate(() => void this.process());
   }
 
   private async process(): Promise<void> {
-    this.processing = true;
     try {
       while (this.inbox.length > 0 && !this.closed) {
         const item = this.inbox.shift() as E | typeof END;
@@ -94,12 +96,13 @@ export class LiveGroup<E, R> {
         }
         const loaders = createLoaders(this.source.caller, this.source.services);
         const admission = await this.source.admit(item, loaders);
-        if (admission === 'skip') continue;
+        if (this.closed || admission === 'skip') continue;
         if (admission !== 'deliver') {
           this.stop(admission.stop);
           return;
         }
         const result = await this.transform(item, this.source.caller, loaders);
+        if (this.closed) return;
         const position = this.source.position(item);
         for (const member of this.members) member.live(position, result);
       }

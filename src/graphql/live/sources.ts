@@ -125,27 +125,32 @@ class TurnOutputSource extends LiveSource<TurnOutputDelta> {
   async open(sink: LiveSink<TurnOutputDelta>): Promise<() => void> {
     const { statuses, output } = this.services.live;
     let ended = false;
+    let lastIndex = -1;
     const end = () => {
       if (ended) return;
       ended = true;
       sink.end();
+    };
+    // Text read back after a reconnect may repeat what already went out.
+    const forward = (delta: TurnOutputDelta) => {
+      if (ended || delta.index <= lastIndex) return;
+      lastIndex = delta.index;
+      sink.next(delta);
     };
     const stopStatus = statuses.subscribe(this.turn.orgId, (event) => {
       if (event.turnId === this.turn.turnId && isTerminal(event.status)) end();
     });
     let stopOutput: () => void;
     try {
-      stopOutput = await output.onTurnOutput(this.turn, (delta) => {
-        if (!ended) sink.next(delta);
-      });
+      stopOutput = await output.onTurnOutput(this.turn, forward);
     } catch (e) {
       stopStatus();
       throw e;
     }
     // After a reconnect, text published meanwhile is read back from the kept copy.
     const stopResync = output.onResync(() => {
-      output.outputSoFar(this.turn, 0).then(
-        (deltas) => deltas.forEach((d) => !ended && sink.next(d)),
+      output.outputSoFar(this.turn, lastIndex + 1).then(
+        (deltas) => deltas.forEach(forward),
         () => undefined,
       );
     });
