@@ -18,7 +18,7 @@ const STATUS = `subscription S($sessionId: ID!, $after: ID) {
 describe('the graphql-transport-ws protocol', () => {
   let t: TestGateway;
   beforeAll(async () => {
-    t = await startTestGateway({ env: { WS_CONNECTION_INIT_TIMEOUT_MS: '300' } });
+    t = await startTestGateway({ env: { WS_CONNECTION_INIT_TIMEOUT_MS: '300', WS_KEEPALIVE_MS: '100' } });
   });
   afterAll(() => t.close());
 
@@ -59,6 +59,15 @@ describe('the graphql-transport-ws protocol', () => {
     expect(code).toBe(4403);
     // exp has one-second resolution: the token was valid for 1-2 s after it was issued.
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+  });
+
+  it('pings to keep the connection alive', async () => {
+    const socket = raw();
+    let pings = 0;
+    socket.ws.on('ping', () => pings++);
+    await socket.send(init(tokenFor(t, alice)));
+    await socket.waitForMessage('connection_ack');
+    await waitUntil(() => pings >= 2, 2_000, 'two pings');
   });
 
   it('closes with 4400 on a message that is not a protocol message', async () => {
