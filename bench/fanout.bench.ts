@@ -15,7 +15,7 @@ import { issueToken } from '../src/server/auth';
  *   BENCH_REDIS_URL=redis://127.0.0.1:6379 BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/test \
  *     node dist-bench/bench/fanout.bench.js
  *
- * For each N, in one run:
+ * BENCH_SCENARIOS=shared,baseline,redis picks scenarios (all by default). For each N, in one run:
  *   - one instance, shared execution (the default): one execution per event, sent to all;
  *   - one instance, per-subscriber execution (WS_SHARED_EXECUTION=false): the baseline,
  *     what graphql-ws does by itself (one execution, with its own DataLoaders, per subscriber);
@@ -26,6 +26,8 @@ import { issueToken } from '../src/server/auth';
  * The clients run in this process, on the same cores as the servers.
  */
 const SIZES = (process.env.BENCH_SUBSCRIBERS ?? '1000,10000').split(',').map(Number);
+/** Which scenarios to run: shared, baseline, redis (all by default). */
+const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'shared,baseline,redis').split(','));
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10);
 const REDIS = process.env.BENCH_REDIS_URL;
 const MYSQL = process.env.BENCH_MYSQL_URL;
@@ -217,12 +219,14 @@ async function main(): Promise<void> {
   console.log(`fan-out of turnStatusChanged: ${EVENTS} events (after one warm-up) per scenario; latency = write start -> receipt`);
   if (!REDIS || !MYSQL) console.log('two-instance scenario skipped: set BENCH_REDIS_URL and BENCH_MYSQL_URL');
   for (const n of SIZES) {
-    const shared = await scenario(n, { shared: true, redis: false });
-    console.log(row('one instance, shared execution', n, shared));
-    const baseline = await scenario(n, { shared: false, redis: false });
-    console.log(row('one instance, per-subscriber execution (baseline)', n, baseline));
-    console.log(`${''.padEnd(50)} ${''.padStart(6)}   shared / baseline p99: ${(shared.p99 / baseline.p99).toFixed(2)}x`);
-    if (REDIS && MYSQL) console.log(row('two instances through Redis (MySQL), shared', n, await scenario(n, { shared: true, redis: true })));
+    const shared = SCENARIOS.has('shared') ? await scenario(n, { shared: true, redis: false }) : null;
+    if (shared) console.log(row('one instance, shared execution', n, shared));
+    const baseline = SCENARIOS.has('baseline') ? await scenario(n, { shared: false, redis: false }) : null;
+    if (baseline) console.log(row('one instance, per-subscriber execution (baseline)', n, baseline));
+    if (shared && baseline) console.log(`${''.padEnd(50)} ${''.padStart(6)}   shared / baseline p50: ${(shared.p50 / baseline.p50).toFixed(2)}x   p99: ${(shared.p99 / baseline.p99).toFixed(2)}x`);
+    if (REDIS && MYSQL && SCENARIOS.has('redis')) {
+      console.log(row('two instances through Redis (MySQL), shared', n, await scenario(n, { shared: true, redis: true })));
+    }
   }
 }
 

@@ -43,10 +43,8 @@ export class RedisEventBus implements EventBus {
   private readonly prefix: string;
   /** True from a lost subscriber connection until it is back and re-subscribed. */
   private missedMessages = true;
-  private lastLog = 0;
+  private readonly lastLogged = new Map<string, number>();
   private droppedSinceLog = 0;
-  /** Publishes that failed because Redis was unreachable (since start). */
-  droppedPublishes = 0;
 
   constructor(options: RedisEventBusOptions) {
     this.logger = options.logger;
@@ -244,18 +242,21 @@ export class RedisEventBus implements EventBus {
 
   private fire(command: Promise<unknown>): void {
     command.catch((err: unknown) => {
-      this.droppedPublishes++;
       this.droppedSinceLog++;
-      this.logRateLimited({ err, dropped: this.droppedSinceLog }, 'redis publish failed; live subscribers catch up from the database later');
+      const dropped = this.droppedSinceLog;
+      if (this.logRateLimited({ err, dropped }, 'redis publishes failed; status subscribers catch up from the database later')) {
+        this.droppedSinceLog = 0;
+      }
     });
   }
 
-  private logRateLimited(details: Record<string, unknown>, message: string): void {
+  /** Logs each kind of message at most every LOG_EVERY_MS; true when it did. */
+  private logRateLimited(details: Record<string, unknown>, message: string): boolean {
     const now = Date.now();
-    if (now - this.lastLog < LOG_EVERY_MS) return;
-    this.lastLog = now;
-    this.droppedSinceLog = 0;
+    if (now - (this.lastLogged.get(message) ?? 0) < LOG_EVERY_MS) return false;
+    this.lastLogged.set(message, now);
     this.logger.warn(details, message);
+    return true;
   }
 
   private safely(deliver: () => void): void {

@@ -26,6 +26,8 @@ export class TurnEventSequencer {
   private gapTimer: NodeJS.Timeout | null = null;
   private filling: Promise<void> | null = null;
   private stopBus: (() => void)[] = [];
+  private failing = false;
+  private closed = false;
   private readonly gapWaitMs: number;
 
   constructor(
@@ -61,6 +63,7 @@ export class TurnEventSequencer {
   }
 
   close(): void {
+    this.closed = true;
     for (const stop of this.stopBus) stop();
     if (this.gapTimer) clearTimeout(this.gapTimer);
     this.gapTimer = null;
@@ -72,12 +75,7 @@ export class TurnEventSequencer {
     if (event.eventId <= this.last || this.held.has(event.eventId)) return;
     this.held.set(event.eventId, event);
     this.flushHeld();
-    if (this.held.size > 0 && !this.gapTimer && !this.filling) {
-      this.gapTimer = setTimeout(() => {
-        this.gapTimer = null;
-        this.catchUp();
-      }, this.gapWaitMs);
-    }
+    if (this.held.size > 0 && !this.filling) this.scheduleCatchUp(this.gapWaitMs);
   }
 
   private flushHeld(): void {
@@ -90,14 +88,14 @@ export class TurnEventSequencer {
 
   /** Reads what is missing from turn_events, up to the newest stored event, and delivers it in order. */
   private catchUp(): void {
-    if (this.filling) return;
+    if (this.filling || this.closed) return;
     this.filling = (async () => {
       try {
         const through = await this.events.latestId();
         while (this.last < through) {
           const page = await this.events.range(this.last, through, PAGE);
           if (page.length === 0) {
-            // Pruned, or a counter value whose transaction rolled back: nothing to wait for.
+            // Pruned meanwhile (ids are otherwise dense): nothing left to wait for.
             this.logger.warn({ from: this.last + 1, through }, 'status events missing from turn_events; skipping them');
             this.last = through;
             break;
@@ -110,19 +108,27 @@ export class TurnEventSequencer {
           }
           this.flushHeld();
         }
+        if (this.failing) this.logger.info('missing status events read again');
+        this.failing = false;
       } catch (e) {
-        this.logger.error({ err: e }, 'could not read missing status events; retrying');
+        // Once per outage, not on every retry.
+        if (!this.failing) this.logger.error({ err: e }, 'could not read missing status events; retrying');
+        this.failing = true;
       } finally {
         this.filling = null;
         this.flushHeld();
-        if (this.held.size > 0 && !this.gapTimer) {
-          this.gapTimer = setTimeout(() => {
-            this.gapTimer = null;
-            this.catchUp();
-          }, this.gapWaitMs * 5);
-        }
+        if (this.held.size > 0 || this.failing) this.scheduleCatchUp(this.gapWaitMs * 5);
       }
     })();
+  }
+
+  private scheduleCatchUp(delayMs: number): void {
+    if (this.gapTimer || this.closed) return;
+    this.gapTimer = setTimeout(() => {
+      this.gapTimer = null;
+      this.catchUp();
+    }, delayMs);
+    this.gapTimer.unref();
   }
 
   private deliver(event: TurnStatusEvent): void {

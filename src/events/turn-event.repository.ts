@@ -88,7 +88,7 @@ export class TurnEventRepository {
         .getRawMany()) as { maxId: string | number | null }[];
       const candidate = row?.maxId == null ? 0 : Number(row.maxId);
       if (candidate <= current) return current;
-      await em.query(`UPDATE event_counters SET value = ? WHERE name = '${PRUNED}'`, [candidate]);
+      await em.query('UPDATE event_counters SET value = ? WHERE name = ?', [candidate, PRUNED]);
       return candidate;
     });
     let deleted = 0;

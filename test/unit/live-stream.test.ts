@@ -41,7 +41,9 @@ class FakeBus {
 class FakeHistory {
   stored: TurnStatusEvent[] = [];
   reads = 0;
+  down = false;
   async latestId() {
+    if (this.down) throw new Error('database unreachable');
     return this.stored.at(-1)?.eventId ?? 0;
   }
   async range(after: number, through: number, limit: number) {
@@ -89,6 +91,18 @@ describe('the status event sequencer', () => {
     await sleep(10);
     expect(got).toEqual([1, 2]);
     bus.publish(event(2));
+    expect(got).toEqual([1, 2]);
+  });
+
+  it('keeps trying to catch up while the store is unreachable', async () => {
+    const { bus, history, got } = await sequencer();
+    history.stored.push(event(1), event(2));
+    history.down = true;
+    bus.resyncListener?.();
+    await sleep(30);
+    expect(got).toEqual([]);
+    history.down = false;
+    await sleep(150);
     expect(got).toEqual([1, 2]);
   });
 
