@@ -23,6 +23,7 @@ export interface Config {
   readonly openaiApiKey: string | null;
   readonly openaiBaseUrl: string | null;
   readonly retrieval: RetrievalConfig;
+  readonly live: LiveConfig;
 }
 
 export interface RetrievalConfig {
@@ -38,6 +39,22 @@ export interface RetrievalConfig {
   readonly timeoutMs: number;
   /** Read `<orgId>__<vectorCollection>`, so one org cannot search another's index by naming it. */
   readonly orgScopedCollections: boolean;
+}
+
+/** Subscriptions: the event bus between instances, resumable history and the WebSocket transport. */
+export interface LiveConfig {
+  /** redis:// or rediss:// URL; null means the in-process bus (a single instance). */
+  readonly redisUrl: string | null;
+  /** Prefix of every Redis key and channel, so deployments can share one Redis. */
+  readonly redisKeyPrefix: string;
+  /** Stored status events older than this are pruned; resuming from before them is refused. */
+  readonly eventRetentionHours: number;
+  /** A WebSocket that sends no connection_init within this time is closed with 4408. */
+  readonly wsConnectionInitTimeoutMs: number;
+  /** Server ping interval on WebSockets; a peer that does not pong within it is dropped. 0 disables. */
+  readonly wsKeepAliveMs: number;
+  /** Subscribers with the same operation and visibility share one execution per event. */
+  readonly wsSharedExecution: boolean;
 }
 
 export interface AbuseLimits {
@@ -71,6 +88,14 @@ export function loadConfig(env: Env = process.env): Config {
   const embeddingDimensions = env.OPENAI_EMBEDDING_DIMENSIONS?.trim()
     ? int(env, 'OPENAI_EMBEDDING_DIMENSIONS', 1, 1, 16_384)
     : null;
+  const redisUrl = env.REDIS_URL?.trim() || null;
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new ConfigError('REDIS_URL must be a redis:// (or rediss://) URL');
+  }
+  const redisKeyPrefix = env.REDIS_KEY_PREFIX?.trim() || 'asg:';
+  if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(redisKeyPrefix)) {
+    throw new ConfigError('REDIS_KEY_PREFIX must be 1-64 characters of A-Z a-z 0-9 : _ . -');
+  }
   if (databaseUrl && !/^(mysql|mariadb):\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must be a mysql:// (or mariadb://) URL');
   }
@@ -104,6 +129,14 @@ export function loadConfig(env: Env = process.env): Config {
       topK: int(env, 'RETRIEVAL_TOP_K', 8, 1, 100),
       timeoutMs: int(env, 'RETRIEVAL_TIMEOUT_MS', 5000, 100, 600_000),
       orgScopedCollections: bool(env, 'RETRIEVAL_ORG_SCOPED_COLLECTIONS', false),
+    },
+    live: {
+      redisUrl,
+      redisKeyPrefix,
+      eventRetentionHours: int(env, 'EVENT_RETENTION_HOURS', 72, 1, 24 * 366),
+      wsConnectionInitTimeoutMs: int(env, 'WS_CONNECTION_INIT_TIMEOUT_MS', 5_000, 100, 600_000),
+      wsKeepAliveMs: int(env, 'WS_KEEPALIVE_MS', 12_000, 0, 600_000),
+      wsSharedExecution: bool(env, 'WS_SHARED_EXECUTION', true),
     },
   };
 }

@@ -3,12 +3,21 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig, type Config } from './config';
 import { ContextDirectory } from './contexts/context-directory';
-import { InProcessTurnEvents } from './events/in-process-turn-events';
+import { EventPruner } from './events/event-pruner';
+import type { EventBus } from './events/event-bus.port';
+import { InProcessEventBus } from './events/in-process-event-bus.adapter';
+import { RedisEventBus } from './events/redis-event-bus.adapter';
+import { TurnEventRepository } from './events/turn-event.repository';
+import { TurnEventSequencer } from './events/turn-event-sequencer';
+import type { TurnOutputSink } from './events/turn-output';
 import { createProtection } from './graphql/armor';
+import { SubscriptionExecutor } from './graphql/live/subscription-executor';
+import { gatewaySchema } from './graphql/schema';
 import type { Services } from './graphql/services';
 import { createLogger, type Logger } from './logger';
 import { createRetrieval } from './retrieval/create-retrieval';
 import { createHttpApp } from './server/http-app';
+import { attachGraphQLWebSocket, type GraphQLWebSocketServer } from './server/ws-server';
 import { openDatabase, type Database } from './sessions/database';
 import { SessionManager } from './sessions/session-manager';
 import { TurnProvenance } from './sessions/turn-provenance';
@@ -18,10 +27,23 @@ export interface Gateway {
   readonly services: Services;
   readonly db: Database;
   readonly server: Server;
+  /** Where the orchestrator writes streamed answer text (turnOutput subscribers read it). */
+  readonly output: TurnOutputSink;
+  /** The subscription machinery, for metrics and tests. */
+  readonly live: LiveRuntime;
+  /** Runs `hook` on shutdown, after HTTP requests drained and before the database closes. */
+  onShutdown(name: string, hook: () => Promise<void>): void;
   /** Listens on config.host:config.port (port 0 picks a free one) and returns the URL. */
   listen(): Promise<string>;
   /** Stops accepting, lets in-flight requests finish (bounded), then releases everything. */
   close(): Promise<void>;
+}
+
+export interface LiveRuntime {
+  readonly bus: EventBus;
+  readonly executor: SubscriptionExecutor;
+  readonly websockets: GraphQLWebSocketServer;
+  readonly pruner: EventPruner;
 }
 
 /**
@@ -42,23 +64,36 @@ export async function createGateway(
     logger,
     ...(hooks.onQuery ? { onQuery: hooks.onQuery } : {}),
   });
-  const events = new InProcessTurnEvents();
+  const bus: EventBus = config.live.redisUrl
+    ? new RedisEventBus({ url: config.live.redisUrl, keyPrefix: config.live.redisKeyPrefix, logger })
+    : new InProcessEventBus(logger);
+  const history = new TurnEventRepository(db);
+  const statuses = new TurnEventSequencer(bus, history, logger);
+  await statuses.start();
   const services: Services = {
-    sessions: new SessionManager({ db, events }),
+    sessions: new SessionManager({ db, events: bus }),
     contexts: new ContextDirectory(db),
     provenance: new TurnProvenance(db),
     retriever: retrieval.retriever,
+    live: { statuses, history, output: bus },
   };
+  const protection = createProtection(config.limits, config.isProduction);
   const server = createServer();
   const { app, apollo } = await createHttpApp({
     config,
     logger,
     services,
-    protection: createProtection(config.limits, config.isProduction),
+    protection,
     readiness: { database: () => db.ping() },
+    degradable: { subscriptions: () => bus.check() },
     httpServer: server,
   });
   server.on('request', app);
+  const executor = new SubscriptionExecutor({ logger, shared: config.live.wsSharedExecution });
+  const websockets = attachGraphQLWebSocket({ config, logger, services, protection, schema: gatewaySchema(), executor, httpServer: server });
+  const pruner = new EventPruner(history, config.live.eventRetentionHours, logger);
+  pruner.start();
+  const shutdownHooks: { name: string; hook: () => Promise<void> }[] = [];
 
   let closing: Promise<void> | null = null;
   return {
@@ -75,20 +110,51 @@ export async function createGateway(
           resolve(`http://${host}:${port}`);
         });
       }),
+    output: bus,
+    live: { bus, executor, websockets, pruner },
+    onShutdown: (name, hook) => {
+      shutdownHooks.push({ name, hook });
+    },
     close: () =>
       (closing ??= (async () => {
+        websockets.stopAccepting();
         const forced = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
         try {
+          await websockets.close(config.shutdownGraceMs);
           // Apollo's drain plugin stops new requests and waits for in-flight ones.
           await apollo.stop();
           if (server.listening) await new Promise<void>((r) => server.close(() => r()));
         } finally {
           clearTimeout(forced);
+          await runHooks(shutdownHooks, config.shutdownGraceMs, logger);
+          await pruner.stop();
+          statuses.close();
+          await bus.close();
           await retrieval.close();
           await db.close();
         }
       })()),
   };
+}
+
+/** Shutdown hooks run side by side; one that fails or overruns the bound does not hold up the others. */
+async function runHooks(hooks: readonly { name: string; hook: () => Promise<void> }[], boundMs: number, logger: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const overrun = new Promise<void>((r) => {
+    timer = setTimeout(() => {
+      logger.warn({ boundMs }, 'shutdown hooks did not finish in time');
+      r();
+    }, boundMs);
+  });
+  await Promise.race([
+    Promise.all(
+      hooks.map(({ name, hook }) =>
+        hook().catch((err: unknown) => logger.error({ err, hook: name }, 'shutdown hook failed')),
+      ),
+    ),
+    overrun,
+  ]);
+  clearTimeout(timer);
 }
 
 async function main(): Promise<void> {
@@ -109,7 +175,11 @@ async function main(): Promise<void> {
   const gateway = await createGateway(config, logger);
   const url = await gateway.listen();
   logger.info(
-    { url: `${url}/graphql`, database: config.databaseUrl ? gateway.db.dialect : `sqlite in ${config.dataDir}` },
+    {
+      url: `${url}/graphql`,
+      database: config.databaseUrl ? gateway.db.dialect : `sqlite in ${config.dataDir}`,
+      events: config.live.redisUrl ? 'redis' : 'in-process',
+    },
     'gateway listening',
   );
   const stop = (signal: string) => {

@@ -15,7 +15,10 @@ export interface TurnStatusEvent {
   readonly createdByUser: EntityHeader;
 }
 
-/** Where the session manager hands events once their transaction has committed. */
+/**
+ * Where the session manager hands events once their transaction has committed. It must not
+ * throw: the change is already durable, and the stored event can be replayed later.
+ */
 export interface TurnEventSink {
   turnStatusChanged(event: TurnStatusEvent): void;
 }

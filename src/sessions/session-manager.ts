@@ -307,6 +307,7 @@ export class SessionManager {
   /** DD-003 GetAgentSessionsAsync: the sessions visible to the caller, filtered and ordered. */
   async listSessions(caller: Caller, filter: SessionFilter, order: SessionOrder, page: PageRequest): Promise<SessionPage> {
     const first = assertPageSize(page.first);
+    checkFilter(filter);
     const base = () => {
       const qb = this.db.dataSource.manager.createQueryBuilder(this.db.entities.sessions, 's');
       applyFilter(qb, caller, filter);
@@ -339,6 +340,27 @@ export class SessionManager {
     applyVisibility(qb, caller, isAdmin(caller));
     const rows = await qb.andWhere('s.id IN (:...ids)', { ids: [...ids] }).getMany();
     return rows.map(toSessionRecord);
+  }
+
+  /** Turns by id, only those in sessions the caller may read (per-event loaders of subscriptions). */
+  async turnsByIds(caller: Caller, ids: readonly string[]): Promise<TurnRecord[]> {
+    if (ids.length === 0) return [];
+    const visible = this.db.dataSource.manager.createQueryBuilder(this.db.entities.sessions, 's').select('s.id');
+    applyVisibility(visible, caller, isAdmin(caller));
+    const rows = await this.db.dataSource.manager
+      .createQueryBuilder(this.db.entities.turns, 't')
+      .where('t.orgId = :turnOrg', { turnOrg: caller.orgId })
+      .andWhere('t.id IN (:...turnIds)', { turnIds: [...ids] })
+      .andWhere(`t.sessionId IN (${visible.getQuery()})`)
+      .setParameters(visible.getParameters())
+      .getMany();
+    return rows.map(toTurnRecord);
+  }
+
+  /** Refuses a filter the caller may not use (includeDeleted) or with over-long values, as listSessions does. */
+  assertFilter(caller: Caller, filter: SessionFilter): void {
+    checkFilter(filter);
+    if (filter.includeDeleted && !isAdmin(caller)) throw forbidden('includeDeleted is for organisation admins');
   }
 
   /** The turn with the highest sequence number of each session, in one statement. */
@@ -553,6 +575,15 @@ export class SessionManager {
     });
     return event;
   }
+}
+
+/** Over-long filter values are refused rather than silently matching nothing. */
+function checkFilter(filter: SessionFilter): void {
+  const ids = ['participantId', 'ownerUserId', 'agentContextId', 'conversationContextId'] as const;
+  for (const field of ids) optionalText(field, filter[field], LIMITS.id);
+  optionalText('workspaceId', filter.workspaceId, LIMITS.shortText);
+  optionalText('repo', filter.repo, LIMITS.shortText);
+  optionalText('search', filter.search, LIMITS.search);
 }
 
 function applyTransition(row: TurnRow, change: Transition, now: Date): TurnRow {

@@ -343,6 +343,37 @@ export type QueryTurnsUsingFileArgs = {
   first?: InputMaybe<Scalars['Int']['input']>;
 };
 
+export type Subscription = {
+  __typename?: 'Subscription';
+  /** Org-wide feed for dashboards (admins see the org; others see only sessions they may read). */
+  sessionActivity: TurnStatusChangedEvent;
+  /**
+   * Answer text as the LLM streams it; the stream completes when the turn leaves PENDING.
+   * A subscriber that joins late first receives the text already produced (from index 0).
+   */
+  turnOutput: TurnOutputDelta;
+  /** Every status change of every turn of one session the caller may read. */
+  turnStatusChanged: TurnStatusChangedEvent;
+};
+
+
+export type SubscriptionSessionActivityArgs = {
+  afterEventId?: InputMaybe<Scalars['ID']['input']>;
+  filter?: InputMaybe<AgentSessionFilter>;
+};
+
+
+export type SubscriptionTurnOutputArgs = {
+  sessionId: Scalars['ID']['input'];
+  turnId: Scalars['ID']['input'];
+};
+
+
+export type SubscriptionTurnStatusChangedArgs = {
+  afterEventId?: InputMaybe<Scalars['ID']['input']>;
+  sessionId: Scalars['ID']['input'];
+};
+
 export type ToolCall = {
   __typename?: 'ToolCall';
   argumentsJson: Scalars['String']['output'];
@@ -362,6 +393,31 @@ export type ToolDefinitionInput = {
   description?: InputMaybe<Scalars['String']['input']>;
   name: Scalars['String']['input'];
   parametersJson: Scalars['String']['input'];
+};
+
+export type TurnOutputDelta = {
+  __typename?: 'TurnOutputDelta';
+  /** 0-based, gap-free per turn, so a client can detect loss. */
+  index: Scalars['Int']['output'];
+  sessionId: Scalars['ID']['output'];
+  textDelta: Scalars['String']['output'];
+  turnId: Scalars['ID']['output'];
+};
+
+export type TurnStatusChangedEvent = {
+  __typename?: 'TurnStatusChangedEvent';
+  createdByUser: EntityHeader;
+  /** Durable, strictly increasing across the whole deployment; pass it back as afterEventId to resume. */
+  eventId: Scalars['ID']['output'];
+  previousStatus?: Maybe<AgentSessionTurnStatus>;
+  sequenceNumber: Scalars['Int']['output'];
+  session: AgentSessionSummary;
+  sessionId: Scalars['ID']['output'];
+  status: AgentSessionTurnStatus;
+  statusTimeStamp: Scalars['DateTimeISO']['output'];
+  /** Resolvable like any turn/summary (DataLoader-batched). */
+  turn: AgentSessionTurn;
+  turnId: Scalars['ID']['output'];
 };
 
 export type TurnUsage = {

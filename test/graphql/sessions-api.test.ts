@@ -157,6 +157,8 @@ describe('agentSessions', () => {
     ['a malformed cursor', { after: 'garbage!' }, 'BAD_USER_INPUT'],
     ['a cursor of another ordering', { after: Buffer.from('["NAME_ASC","x","y"]').toString('base64url') }, 'BAD_USER_INPUT'],
     ['an unknown enum value', { orderBy: 'SIZE_DESC' }, 'BAD_USER_INPUT'],
+    ['an over-long search', { filter: { search: 's'.repeat(201) } }, 'BAD_USER_INPUT'],
+    ['a malformed date', { filter: { updatedAfter: 'yesterday' } }, 'BAD_USER_INPUT'],
   ])('refuses %s with a clear error', async (_what, variables, code) => {
     const res = await t.gql(tokenOf(alice), LIST, variables);
     expect(res.body.errors?.[0]?.extensions?.code).toBe(code);

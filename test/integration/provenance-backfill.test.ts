@@ -1,4 +1,3 @@
-import { InProcessTurnEvents } from '../../src/events/in-process-turn-events';
 import { SessionManager } from '../../src/sessions/session-manager';
 import { TurnProvenance } from '../../src/sessions/turn-provenance';
 import { user } from '../support/callers';
@@ -10,7 +9,7 @@ function backfillSuite(open: TestDatabaseFactory): void {
     const t = await open();
     try {
       const alice = user('alice');
-      const sessions = new SessionManager({ db: t.db, events: new InProcessTurnEvents() });
+      const sessions = new SessionManager({ db: t.db, events: { turnStatusChanged: () => undefined } });
       const provenance = new TurnProvenance(t.db);
       const session = await sessions.createSession(alice, { name: 's', agentContextId: 'ac' });
       const chunk = { chunkId: 'chunk-1', path: 'a.ts', startLine: 1, endLine: 9, contentHash: 'c1', score: 0.5, fileContentHash: 'file-a' };
@@ -32,7 +31,9 @@ function backfillSuite(open: TestDatabaseFactory): void {
       expect(before).toEqual({ chunk: ['newer', 'older'], fileA: ['older'], fileB: ['older'] });
 
       // Back to the schema before provenance, then forward again: the index is rebuilt from the turns.
-      await t.db.dataSource.undoLastMigration();
+      const all = t.db.dataSource.migrations;
+      const later = all.length - all.findIndex((m) => m.name === 'TurnProvenance1764200000000');
+      for (let i = 0; i < later; i++) await t.db.dataSource.undoLastMigration();
       const runner = t.db.dataSource.createQueryRunner();
       expect(await runner.hasTable('turn_chunk_refs')).toBe(false);
       await runner.release();
