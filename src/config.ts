@@ -128,7 +128,7 @@ export function loadConfig(env: Env = process.env): Config {
       embeddingDimensions,
       topK: int(env, 'RETRIEVAL_TOP_K', 8, 1, 100),
       timeoutMs: int(env, 'RETRIEVAL_TIMEOUT_MS', 5000, 100, 600_000),
-      orgScopedCollections: bool(env, 'RETRIEVAL_ORG_SCOPED_COLLECTIONS', false),
+      orgScopedCollections: bool(env, 'RETRIEVAL_ORG_SCOPED_COLLECTIONS', true),
     },
     live: {
       redisUrl,

@@ -12,7 +12,7 @@ const INGEST_TIMEOUT_MS = 120_000;
 const USAGE =
   'usage: npm run ingest -- --path <dir> --repo <name> --collection <name> [--language <l>] [--org <id>]\n' +
   '  --language  recorded for every file instead of the one guessed from its extension\n' +
-  '  --org       the owning org; required when RETRIEVAL_ORG_SCOPED_COLLECTIONS=true';
+  '  --org       the org that owns the index; required unless RETRIEVAL_ORG_SCOPED_COLLECTIONS=false';
 
 function parseArguments() {
   try {

@@ -61,25 +61,25 @@ describe('npm run ingest', () => {
       const env = { DATA_DIR: t.gateway.config.dataDir };
       await expect(t.gateway.services.retriever.retrieve(request)).rejects.toMatchObject({ kind: 'collection-missing' });
 
-      const first = await ingest(['--path', tree, '--repo', 'acme/api', '--collection', 'code'], env);
+      const first = await ingest(['--path', tree, '--repo', 'acme/api', '--collection', 'code', '--org', 'acme'], env);
       expect(first.code).toBe(0);
       expect(first.stdout).toMatch(
         new RegExp(
-          `^ingested acme/api into code \\(embedded index in .+, local-hash-v1 \\(dimension ${DIM}\\)\\): 5 files, 5 chunks added, 0 unchanged, 0 removed in \\d+\\.\\d s$`,
+          `^ingested acme/api into acme__code \\(embedded index in .+, local-hash-v1 \\(dimension ${DIM}\\)\\): 5 files, 5 chunks added, 0 unchanged, 0 removed in \\d+\\.\\d s$`,
         ),
       );
       const [best] = await t.gateway.services.retriever.retrieve(request);
       expect(best?.ref.path).toBe('src/billing/invoice.ts');
 
       writeFileSync(join(tree, 'src/billing/invoice.ts'), SAMPLE_CODE['src/billing/invoice.ts']!.replace('parseInvoiceTotal', 'parseInvoiceAmount'));
-      const second = await ingest(['--path', tree, '--repo', 'acme/api', '--collection', 'code'], env);
+      const second = await ingest(['--path', tree, '--repo', 'acme/api', '--collection', 'code', '--org', 'acme'], env);
       expect(second.stdout).toMatch(/: 5 files, 1 chunks added, 4 unchanged, 1 removed in /);
       const [renamed] = await t.gateway.services.retriever.retrieve({ ...request, query: 'parseInvoiceAmount' });
       expect(renamed?.text).toContain('export function parseInvoiceAmount(');
     });
 
     it('fails clearly on a tree that is not there', async () => {
-      const res = await ingest(['--path', join(tree, 'missing'), '--repo', 'r', '--collection', 'code'], { DATA_DIR: t.gateway.config.dataDir });
+      const res = await ingest(['--path', join(tree, 'missing'), '--repo', 'r', '--collection', 'code', '--org', 'acme'], { DATA_DIR: t.gateway.config.dataDir });
       expect(res.code).toBe(2);
       expect(res.stderr).toMatch(/^ingest failed: .*missing is not a directory/);
     });
@@ -99,10 +99,10 @@ describe('npm run ingest', () => {
     });
 
     it('indexes into Qdrant, where the gateway retrieves from', async () => {
-      const res = await ingest(['--path', tree, '--repo', 'acme/api', '--collection', 'code', '--language', 'typescript'], { QDRANT_URL: url });
+      const res = await ingest(['--path', tree, '--repo', 'acme/api', '--collection', 'code', '--org', 'acme', '--language', 'typescript'], { QDRANT_URL: url });
       expect(res.code).toBe(0);
       expect(res.stdout).toContain(`(qdrant at ${new URL(url).host}, local-hash-v1 (dimension ${DIM})): 5 files`);
-      expect(fake.collections.get('code')?.points.size).toBe(5);
+      expect(fake.collections.get('acme__code')?.points.size).toBe(5);
       const hits = await t.gateway.services.retriever.retrieve({ ...request, query: 'parseInvoiceAmount', language: 'typescript' });
       expect(hits[0]?.ref.path).toBe('src/billing/invoice.ts');
       expect(fake.requestsTo('POST', /points\/query$/)).toHaveLength(1);

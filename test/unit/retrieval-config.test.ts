@@ -11,7 +11,7 @@ describe('retrieval configuration', () => {
       embeddingDimensions: null,
       topK: 8,
       timeoutMs: 5000,
-      orgScopedCollections: false,
+      orgScopedCollections: true,
     });
   });
 
@@ -25,7 +25,7 @@ describe('retrieval configuration', () => {
       OPENAI_EMBEDDING_DIMENSIONS: '1024',
       RETRIEVAL_TOP_K: '12',
       RETRIEVAL_TIMEOUT_MS: '2500',
-      RETRIEVAL_ORG_SCOPED_COLLECTIONS: 'true',
+      RETRIEVAL_ORG_SCOPED_COLLECTIONS: 'false',
     });
     expect([c.openaiApiKey, c.openaiBaseUrl]).toEqual(['sk-x', 'http://127.0.0.1:9999/v1']);
     expect(c.retrieval).toEqual({
@@ -35,7 +35,7 @@ describe('retrieval configuration', () => {
       embeddingDimensions: 1024,
       topK: 12,
       timeoutMs: 2500,
-      orgScopedCollections: true,
+      orgScopedCollections: false,
     });
   });
 
