@@ -21,12 +21,44 @@ export interface Config {
   readonly limits: AbuseLimits;
   /** How long in-flight HTTP requests may take to finish on shutdown. */
   readonly shutdownGraceMs: number;
-  /** OPENAI_API_KEY: set selects the OpenAI adapter; unset the offline one. */
+  /** OPENAI_API_KEY: set means OpenAI embeddings (and the real LLM); unset means the local defaults. */
   readonly openaiApiKey: string | null;
-  /** OPENAI_BASE_URL: a compatible endpoint instead of api.openai.com. */
   readonly openaiBaseUrl: string | null;
+  readonly retrieval: RetrievalConfig;
+  readonly live: LiveConfig;
   readonly execute: ExecuteConfig;
   readonly blobs: BlobConfig;
+}
+
+export interface RetrievalConfig {
+  /** Set means Qdrant; unset means the embedded index under DATA_DIR. */
+  readonly qdrantUrl: string | null;
+  readonly qdrantApiKey: string | null;
+  readonly embeddingModel: string;
+  /** Vector size to ask the embedding model for; null means the model's own. */
+  readonly embeddingDimensions: number | null;
+  /** Chunks retrieved per instruction. */
+  readonly topK: number;
+  /** Per call to the vector store or the embedding provider. */
+  readonly timeoutMs: number;
+  /** Read `<orgId>__<vectorCollection>`, so one org cannot search another's index by naming it. */
+  readonly orgScopedCollections: boolean;
+}
+
+/** Subscriptions: the event bus between instances, resumable history and the WebSocket transport. */
+export interface LiveConfig {
+  /** redis:// or rediss:// URL; null means the in-process bus (a single instance). */
+  readonly redisUrl: string | null;
+  /** Prefix of every Redis key and channel, so deployments can share one Redis. */
+  readonly redisKeyPrefix: string;
+  /** Stored status events older than this are pruned; resuming from before them is refused. */
+  readonly eventRetentionHours: number;
+  /** A WebSocket that sends no connection_init within this time is closed with 4408. */
+  readonly wsConnectionInitTimeoutMs: number;
+  /** Server ping interval on WebSockets; a peer that does not pong within it is dropped. 0 disables. */
+  readonly wsKeepAliveMs: number;
+  /** Subscribers with the same operation and visibility share one execution per event. */
+  readonly wsSharedExecution: boolean;
 }
 
 /** The turn pipeline (issue 3). */
@@ -76,6 +108,21 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('JWT_SECRET must be set to at least 32 characters when NODE_ENV=production');
   }
   const databaseUrl = env.DATABASE_URL?.trim() || null;
+  const qdrantUrl = env.QDRANT_URL?.trim() || null;
+  if (qdrantUrl && !/^https?:\/\/[^/]/.test(qdrantUrl)) {
+    throw new ConfigError('QDRANT_URL must be an http:// or https:// URL');
+  }
+  const embeddingDimensions = env.OPENAI_EMBEDDING_DIMENSIONS?.trim()
+    ? int(env, 'OPENAI_EMBEDDING_DIMENSIONS', 1, 1, 16_384)
+    : null;
+  const redisUrl = env.REDIS_URL?.trim() || null;
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new ConfigError('REDIS_URL must be a redis:// (or rediss://) URL');
+  }
+  const redisKeyPrefix = env.REDIS_KEY_PREFIX?.trim() || 'asg:';
+  if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(redisKeyPrefix)) {
+    throw new ConfigError('REDIS_KEY_PREFIX must be 1-64 characters of A-Z a-z 0-9 : _ . -');
+  }
   if (databaseUrl && !/^(mysql|mariadb):\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must be a mysql:// (or mariadb://) URL');
   }
@@ -101,6 +148,23 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     openaiApiKey: env.OPENAI_API_KEY?.trim() || null,
     openaiBaseUrl: url(env, 'OPENAI_BASE_URL'),
+    retrieval: {
+      qdrantUrl,
+      qdrantApiKey: env.QDRANT_API_KEY?.trim() || null,
+      embeddingModel: env.OPENAI_EMBEDDING_MODEL?.trim() || 'text-embedding-3-small',
+      embeddingDimensions,
+      topK: int(env, 'RETRIEVAL_TOP_K', 8, 1, 100),
+      timeoutMs: int(env, 'RETRIEVAL_TIMEOUT_MS', 5000, 100, 600_000),
+      orgScopedCollections: bool(env, 'RETRIEVAL_ORG_SCOPED_COLLECTIONS', true),
+    },
+    live: {
+      redisUrl,
+      redisKeyPrefix,
+      eventRetentionHours: int(env, 'EVENT_RETENTION_HOURS', 72, 1, 24 * 366),
+      wsConnectionInitTimeoutMs: int(env, 'WS_CONNECTION_INIT_TIMEOUT_MS', 5_000, 100, 600_000),
+      wsKeepAliveMs: int(env, 'WS_KEEPALIVE_MS', 12_000, 0, 600_000),
+      wsSharedExecution: bool(env, 'WS_SHARED_EXECUTION', true),
+    },
     execute: {
       defaultModel: env.OPENAI_MODEL?.trim() || 'gpt-4.1-mini',
       llmTimeoutMs: int(env, 'LLM_TIMEOUT_MS', 300_000, 100, 3_600_000),
@@ -129,14 +193,6 @@ function url(env: Env, name: string): string | null {
   return raw;
 }
 
-function bool(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name]?.trim().toLowerCase();
-  if (!raw) return fallback;
-  if (['1', 'true', 'yes'].includes(raw)) return true;
-  if (['0', 'false', 'no'].includes(raw)) return false;
-  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
-}
-
 function pricing(raw: string | undefined): PricingTable {
   try {
     return parsePricing(raw);
@@ -153,6 +209,14 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
     throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
   }
   return value;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (!raw) return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {

@@ -7,9 +7,16 @@ import { FilesystemBlobStore } from './blobs/filesystem.adapter';
 import { S3BlobStore } from './blobs/s3.adapter';
 import { ConfigError, loadConfig, type Config } from './config';
 import { ContextDirectory } from './contexts/context-directory';
-import { InProcessTurnEvents } from './events/in-process-turn-events';
-import { discardOutput, type TurnOutputSink } from './events/turn-output';
+import { EventPruner } from './events/event-pruner';
+import type { EventBus } from './events/event-bus.port';
+import { InProcessEventBus } from './events/in-process-event-bus.adapter';
+import { RedisEventBus } from './events/redis-event-bus.adapter';
+import { TurnEventRepository } from './events/turn-event.repository';
+import { TurnEventSequencer } from './events/turn-event-sequencer';
+import type { TurnOutputSink } from './events/turn-output';
 import { createProtection } from './graphql/armor';
+import { SubscriptionExecutor } from './graphql/live/subscription-executor';
+import { gatewaySchema } from './graphql/schema';
 import type { Services } from './graphql/services';
 import type { LanguageModel } from './llm/llm.port';
 import { OfflineLanguageModel } from './llm/offline.adapter';
@@ -18,24 +25,41 @@ import { createLogger, type Logger } from './logger';
 import { IdempotentCalls } from './orchestrator/idempotent-calls';
 import { Orchestrator } from './orchestrator/orchestrator';
 import { RequestHandler } from './orchestrator/request-handler';
-import { noRetrieval, type Retriever } from './retrieval/retrieval.port';
+import { createRetrieval } from './retrieval/create-retrieval';
+import type { Retriever } from './retrieval/retrieval.port';
 import { blobRouter } from './server/blob-routes';
 import { createHttpApp } from './server/http-app';
 import { restExecuteRouter } from './server/rest-execute';
+import { attachGraphQLWebSocket, type GraphQLWebSocketServer } from './server/ws-server';
 import { openDatabase, type Database } from './sessions/database';
 import { IdempotencyKeys } from './sessions/idempotency-keys';
 import { SessionManager } from './sessions/session-manager';
+import { TurnProvenance } from './sessions/turn-provenance';
 
 export interface Gateway {
   readonly config: Config;
   readonly services: Services;
   readonly db: Database;
   readonly server: Server;
+  /** Where the orchestrator writes streamed answer text (turnOutput subscribers read it). */
+  readonly output: TurnOutputSink;
+  /** The subscription machinery, for metrics and tests. */
+  readonly live: LiveRuntime;
+  /** The turn pipeline (sweeps, in-flight count, lease release). */
   readonly orchestrator: Orchestrator;
+  /** Runs `hook` on shutdown, after HTTP requests drained and before the database closes. */
+  onShutdown(name: string, hook: () => Promise<void>): void;
   /** Listens on config.host:config.port (port 0 picks a free one) and returns the URL. */
   listen(): Promise<string>;
   /** Stops accepting, lets in-flight requests finish (bounded), then releases everything. */
   close(): Promise<void>;
+}
+
+export interface LiveRuntime {
+  readonly bus: EventBus;
+  readonly executor: SubscriptionExecutor;
+  readonly websockets: GraphQLWebSocketServer;
+  readonly pruner: EventPruner;
 }
 
 /**
@@ -47,6 +71,8 @@ export async function createGateway(
   logger: Logger = createLogger(config.logLevel),
   hooks: GatewayHooks = {},
 ): Promise<Gateway> {
+  const retrieval = createRetrieval(config, logger);
+  logger.info(retrieval.description, 'retrieval configured');
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -54,10 +80,16 @@ export async function createGateway(
     logger,
     ...(hooks.onQuery ? { onQuery: hooks.onQuery } : {}),
   });
-  const events = new InProcessTurnEvents();
+  const bus: EventBus = config.live.redisUrl
+    ? new RedisEventBus({ url: config.live.redisUrl, keyPrefix: config.live.redisKeyPrefix, logger })
+    : new InProcessEventBus(logger);
+  const history = new TurnEventRepository(db);
+  const statuses = new TurnEventSequencer(bus, history, logger);
+  await statuses.start();
   const now = hooks.now ?? (() => new Date());
-  const sessions = new SessionManager({ db, events, now });
+  const sessions = new SessionManager({ db, events: bus, now });
   const contexts = new ContextDirectory(db);
+  const retriever = hooks.retriever ?? retrieval.retriever;
   const blobs = blobStoreOf(config);
   const idempotencyKeys = new IdempotencyKeys(db, now);
   const orchestrator = new Orchestrator({
@@ -65,8 +97,8 @@ export async function createGateway(
     contexts,
     blobs,
     llm: languageModelOf(config),
-    retriever: hooks.retriever ?? noRetrieval,
-    output: hooks.output ?? discardOutput,
+    retriever,
+    output: hooks.output ?? bus,
     idempotencyKeys,
     config: config.execute,
     logger,
@@ -89,14 +121,23 @@ export async function createGateway(
     ),
     logger,
   });
-  const services: Services = { sessions, contexts, execute: handler };
+  const services: Services = {
+    sessions,
+    contexts,
+    provenance: new TurnProvenance(db),
+    retriever,
+    live: { statuses, history, output: bus },
+    execute: handler,
+  };
+  const protection = createProtection(config.limits, config.isProduction);
   const server = createServer();
   const { app, apollo } = await createHttpApp({
     config,
     logger,
     services,
-    protection: createProtection(config.limits, config.isProduction),
+    protection,
     readiness: { database: () => db.ping(), blobs: () => blobs.ping() },
+    degradable: { subscriptions: () => bus.check() },
     httpServer: server,
     routers: [
       restExecuteRouter({ handler, jwtSecret: config.jwtSecret, bodyLimitBytes: config.limits.bodyLimitBytes, logger }),
@@ -105,6 +146,14 @@ export async function createGateway(
   });
   server.on('request', app);
   orchestrator.startBackgroundWork();
+  const executor = new SubscriptionExecutor({ logger, shared: config.live.wsSharedExecution });
+  const websockets = attachGraphQLWebSocket({ config, logger, services, protection, schema: gatewaySchema(), executor, httpServer: server });
+  const pruner = new EventPruner(history, config.live.eventRetentionHours, logger);
+  pruner.start();
+  // Turns still running here fail as interrupted rather than wait for a sweeper elsewhere.
+  const shutdownHooks: { name: string; hook: () => Promise<void> }[] = [
+    { name: 'turn leases', hook: () => orchestrator.releaseLeases() },
+  ];
 
   let closing: Promise<void> | null = null;
   return {
@@ -112,7 +161,6 @@ export async function createGateway(
     services,
     db,
     server,
-    orchestrator,
     listen: () =>
       new Promise((resolve, reject) => {
         server.once('error', reject);
@@ -122,17 +170,28 @@ export async function createGateway(
           resolve(`http://${host}:${port}`);
         });
       }),
+    output: bus,
+    live: { bus, executor, websockets, pruner },
+    orchestrator,
+    onShutdown: (name, hook) => {
+      shutdownHooks.push({ name, hook });
+    },
     close: () =>
       (closing ??= (async () => {
+        websockets.stopAccepting();
         const forced = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
         try {
+          await websockets.close(config.shutdownGraceMs);
           // Apollo's drain plugin stops new requests and waits for in-flight ones.
           await apollo.stop();
           if (server.listening) await new Promise<void>((r) => server.close(() => r()));
         } finally {
           clearTimeout(forced);
-          // Turns still running here fail as interrupted rather than wait for a sweeper elsewhere.
-          await orchestrator.releaseLeases().catch((e: unknown) => logger.warn({ err: e }, 'could not release turn leases'));
+          await runHooks(shutdownHooks, config.shutdownGraceMs, logger);
+          await pruner.stop();
+          statuses.close();
+          await bus.close();
+          await retrieval.close();
           await db.close();
         }
       })()),
@@ -144,9 +203,9 @@ export interface GatewayHooks {
   readonly onQuery?: (sql: string) => void;
   /** The clock of the session manager and the orchestrator (chain expiry, leases). */
   readonly now?: () => Date;
-  /** Until the live-subscription issue lands, streamed deltas are discarded by default. */
+  /** Where streamed answer text goes; the event bus by default. */
   readonly output?: TurnOutputSink;
-  /** Until the retrieval issue lands, retrieval finds nothing by default. */
+  /** Retrieval as configured by default. */
   readonly retriever?: Retriever;
 }
 
@@ -167,6 +226,26 @@ function languageModelOf(config: Config): LanguageModel {
     timeoutMs: llmTimeoutMs,
     retry: { maxRetries: llmMaxRetries, maxDelayMs: llmRetryMaxDelayMs },
   });
+}
+
+/** Shutdown hooks run side by side; one that fails or overruns the bound does not hold up the others. */
+async function runHooks(hooks: readonly { name: string; hook: () => Promise<void> }[], boundMs: number, logger: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const overrun = new Promise<void>((r) => {
+    timer = setTimeout(() => {
+      logger.warn({ boundMs }, 'shutdown hooks did not finish in time');
+      r();
+    }, boundMs);
+  });
+  await Promise.race([
+    Promise.all(
+      hooks.map(({ name, hook }) =>
+        hook().catch((err: unknown) => logger.error({ err, hook: name }, 'shutdown hook failed')),
+      ),
+    ),
+    overrun,
+  ]);
+  clearTimeout(timer);
 }
 
 async function main(): Promise<void> {
@@ -193,6 +272,7 @@ async function main(): Promise<void> {
     {
       url: `${url}/graphql`,
       database: config.databaseUrl ? gateway.db.dialect : `sqlite in ${config.dataDir}`,
+      events: config.live.redisUrl ? 'redis' : 'in-process',
       llm: config.openaiApiKey ? `openai (${config.openaiBaseUrl ?? 'api.openai.com'})` : 'offline',
       blobs: config.blobs.s3Bucket ? `s3://${config.blobs.s3Bucket}` : `files in ${config.dataDir}/blobs`,
     },

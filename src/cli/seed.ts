@@ -2,7 +2,6 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
 import { ContextDirectory } from '../contexts/context-directory';
-import { InProcessTurnEvents } from '../events/in-process-turn-events';
 import { createLogger } from '../logger';
 import { openDatabase } from '../sessions/database';
 import { SessionManager } from '../sessions/session-manager';
@@ -36,7 +35,8 @@ async function main(): Promise<void> {
   const logger = createLogger('warn');
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize, logger });
   try {
-    const sessions = new SessionManager({ db, events: new InProcessTurnEvents() });
+    // Nothing listens here; running gateways pick the stored events up from turn_events.
+    const sessions = new SessionManager({ db, events: { turnStatusChanged: () => undefined } });
     const contexts = new ContextDirectory(db);
     const started = Date.now();
     const result = await seedDemoData({ sessions, contexts }, options, (done) => {

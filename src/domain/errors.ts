@@ -16,6 +16,8 @@ export const ERROR_CODES = [
   'LLM_TIMEOUT',
   'CANCELLED',
   'SERVICE_UNAVAILABLE',
+  /** Resuming a subscription from an event that was already pruned (EVENT_RETENTION_HOURS). */
+  'EVENTS_PRUNED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -7,8 +7,11 @@ export interface ChunkRef {
   readonly path: string;
   readonly startLine: number;
   readonly endLine: number;
+  /** SHA-256 of the chunk's text. */
   readonly contentHash: string;
   readonly score: number | null;
+  /** SHA-256 of the whole file the chunk was cut from, when the index knows it (provenance). */
+  readonly fileContentHash?: string | null;
 }
 
 export interface ActiveFileRef {

@@ -10,6 +10,8 @@ export interface Protection {
   readonly validationRules: ValidationRule[];
   /** Parses a document under the token limit; the WebSocket transport uses it too. */
   readonly parse: (source: string) => DocumentNode;
+  /** What the suggestion-blocking plugin does for Apollo, for transports without Apollo plugins. */
+  readonly maskSuggestions: (message: string) => string;
 }
 
 /** Depth, alias, directive, token and cost limits (graphql-armor), one set for every transport. */
@@ -28,5 +30,6 @@ export function createProtection(limits: AbuseLimits, production: boolean): Prot
     plugins: plugins as ApolloServerPlugin<GraphQLContext>[],
     validationRules,
     parse: (source) => new MaxTokensParserWLexer(source, { n: limits.maxTokens, exposeLimits: true }).parseDocument(),
+    maskSuggestions: production ? (message) => message.replace(/Did you mean ".+"\?/g, '[Suggestion hidden]').trim() : (message) => message,
   };
 }

@@ -20,6 +20,7 @@ export const HTTP_STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   LLM_TIMEOUT: 504,
   CANCELLED: 409,
   SERVICE_UNAVAILABLE: 503,
+  EVENTS_PRUNED: 410,
 };
 
 /** Codes GraphQL servers themselves produce for bad requests; safe to pass through. */

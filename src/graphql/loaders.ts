@@ -25,6 +25,8 @@ export function createLoaders(caller: Caller, services: Services) {
     return ids.map((id) => map.get(id) ?? null);
   };
 
+  const session = new DataLoader<string, SessionRecord | null>(async (ids) => byId(ids, await sessions.sessionsByIds(caller, ids)));
+
   return {
     agentContext: new DataLoader<string, AgentContextRecord | null>(async (ids) =>
       byId(ids, await contexts.agentContextsByIds(caller.orgId, ids)),
@@ -32,9 +34,8 @@ export function createLoaders(caller: Caller, services: Services) {
     conversationContext: new DataLoader<string, ConversationContextRecord | null>(async (ids) =>
       byId(ids, await contexts.conversationContextsByIds(caller.orgId, ids)),
     ),
-    session: new DataLoader<string, SessionRecord | null>(async (ids) =>
-      byId(ids, await sessions.sessionsByIds(caller, ids)),
-    ),
+    session,
+    turn: new DataLoader<string, TurnRecord | null>(async (ids) => byId(ids, await sessions.turnsByIds(caller, ids))),
     lastTurn: new DataLoader<Pick<SessionRecord, 'id' | 'turnCount'>, TurnRecord | null, string>(
       async (keys) => {
         const turns = await sessions.lastTurnsOf(caller, keys);

@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
-import { buildSchemaSync } from 'type-graphql';
+import { buildSchemaSync, type PubSub } from 'type-graphql';
 import { SessionConnectionResolver, TurnConnectionResolver } from './resolvers/connection.resolver';
 import { ContextResolver } from './resolvers/context.resolver';
 import { ExecuteResolver, ToolCallFieldsResolver, ToolResultFieldsResolver } from './resolvers/execute.resolver';
+import { ProvenanceResolver } from './resolvers/provenance.resolver';
 import {
   SessionFieldsResolver,
   SessionSharedFieldsResolver,
@@ -11,6 +12,7 @@ import {
 } from './resolvers/session-fields.resolver';
 import { SessionMutationResolver } from './resolvers/session-mutation.resolver';
 import { SessionQueryResolver } from './resolvers/session-query.resolver';
+import { SubscriptionResolver } from './resolvers/subscription.resolver';
 import { TurnResolver } from './resolvers/turn.resolver';
 import { ViewerResolver } from './resolvers/viewer.resolver';
 
@@ -25,6 +27,8 @@ export const resolvers = [
   TurnConnectionResolver,
   TurnResolver,
   ContextResolver,
+  ProvenanceResolver,
+  SubscriptionResolver,
   ExecuteResolver,
   ToolResultFieldsResolver,
   ToolCallFieldsResolver,
@@ -32,9 +36,23 @@ export const resolvers = [
 
 let built: GraphQLSchema | null = null;
 
+/**
+ * type-graphql insists on a pub/sub once there are subscriptions, even though every one of
+ * ours brings its own `subscribe` (event sources from graphql/live); topic-based
+ * subscriptions would bypass per-event authorisation, so this one refuses them.
+ */
+const noTopicSubscriptions: PubSub = {
+  publish: () => {
+    throw new Error('topic-based subscriptions are not used; publish through the event bus');
+  },
+  subscribe: () => {
+    throw new Error('topic-based subscriptions are not used; give @Subscription a `subscribe` source');
+  },
+};
+
 /** The executable schema; type-graphql's metadata is global, so it is built once per process. */
 export function gatewaySchema(): GraphQLSchema {
-  built ??= buildSchemaSync({ resolvers: [...resolvers], validate: false });
+  built ??= buildSchemaSync({ resolvers: [...resolvers], validate: false, pubSub: noTopicSubscriptions });
   return built;
 }
 

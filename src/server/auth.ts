@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { Caller } from '../domain/caller';
 import { DomainError } from '../domain/errors';
@@ -19,12 +20,24 @@ export function authenticate(authorization: string | undefined | null, secret: s
   if (!match?.[1]) throw unauthenticated('the Authorization header must be "Bearer <token>"');
   let payload: string | jwt.JwtPayload;
   try {
-    payload = jwt.verify(match[1], secret, { algorithms: ['HS256'], clockTimestamp: Math.floor(now.getTime() / 1000) });
+    payload = jwt.verify(match[1], keyOf(secret), { algorithms: ['HS256'], clockTimestamp: Math.floor(now.getTime() / 1000) });
   } catch (e) {
     throw unauthenticated(e instanceof jwt.TokenExpiredError ? 'token expired' : 'invalid token');
   }
   if (typeof payload === 'string') throw unauthenticated('invalid token');
   return { caller: claimsToCaller(payload), expiresAt: new Date(requireExp(payload) * 1000) };
+}
+
+/**
+ * Given a string, jsonwebtoken first tries (and fails) to read it as a public key, then
+ * builds a secret key: about half a millisecond on every request and every WebSocket
+ * handshake. The key object is built once instead.
+ */
+const keys = new Map<string, KeyObject>();
+function keyOf(secret: string): KeyObject {
+  let key = keys.get(secret);
+  if (!key) keys.set(secret, (key = createSecretKey(Buffer.from(secret, 'utf8'))));
+  return key;
 }
 
 function claimsToCaller(claims: jwt.JwtPayload): Caller {

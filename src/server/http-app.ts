@@ -25,6 +25,12 @@ export interface HttpAppDeps {
   readonly services: Services;
   readonly protection: Protection;
   readonly readiness: Readonly<Record<string, ReadinessCheck>>;
+  /**
+   * Checks that are reported but do not make the instance unready: queries and mutations
+   * still work without them (e.g. the event bus for subscriptions), and taking every
+   * instance out of rotation when a shared dependency fails would stop those too.
+   */
+  readonly degradable?: Readonly<Record<string, ReadinessCheck>>;
   readonly httpServer: Server;
   /** Further HTTP routes (REST execute, blobs), mounted before /graphql. */
   readonly routers?: readonly Router[];
@@ -64,8 +70,9 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<{ app: Express; 
 
   app.get('/readyz', async (_req, res) => {
     const checks: Record<string, string> = {};
+    const degradable = deps.degradable ?? {};
     await Promise.all(
-      Object.entries(deps.readiness).map(async ([name, check]) => {
+      Object.entries({ ...deps.readiness, ...degradable }).map(async ([name, check]) => {
         try {
           await check();
           checks[name] = 'ok';
@@ -75,8 +82,9 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<{ app: Express; 
         }
       }),
     );
-    const ready = Object.values(checks).every((v) => v === 'ok');
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
+    const ready = Object.keys(deps.readiness).every((name) => checks[name] === 'ok');
+    const complete = Object.values(checks).every((v) => v === 'ok');
+    res.status(ready ? 200 : 503).json({ status: ready ? (complete ? 'ready' : 'degraded') : 'not ready', checks });
   });
 
   for (const router of deps.routers ?? []) app.use(router);

@@ -7,6 +7,7 @@ import type { Logger } from '../logger';
 import { dialectOf, type Dialect } from './dialect';
 import { idempotencyEntities, type IdempotencyEntities } from './idempotency.entities';
 import { migrations } from './migrations';
+import { provenanceEntities, type ProvenanceEntities } from './provenance.entities';
 import { sessionEntities, type SessionEntities } from './session.entities';
 
 export interface DatabaseOptions {
@@ -22,7 +23,7 @@ export interface DatabaseOptions {
 export interface Database {
   readonly dataSource: DataSource;
   readonly dialect: Dialect;
-  readonly entities: SessionEntities & ContextEntities & IdempotencyEntities;
+  readonly entities: SessionEntities & ContextEntities & ProvenanceEntities & IdempotencyEntities;
   /** Runs `work` in one transaction, serialised on SQLite and retried on MySQL deadlocks. */
   transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T>;
   ping(): Promise<void>;
@@ -34,7 +35,12 @@ const MAX_ATTEMPTS = 4;
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const dialect = options.databaseUrl ? await probeMysqlDialect(options.databaseUrl) : 'sqlite';
-  const entities = { ...sessionEntities(dialect), ...contextEntities(dialect), ...idempotencyEntities(dialect) };
+  const entities = {
+    ...sessionEntities(dialect),
+    ...contextEntities(dialect),
+    ...provenanceEntities(dialect),
+    ...idempotencyEntities(dialect),
+  };
   const common = {
     entities: Object.values(entities),
     migrations,

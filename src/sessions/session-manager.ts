@@ -6,6 +6,7 @@ import { assertPageSize, type Page, type PageRequest } from '../domain/paginatio
 import type { NewSession, SessionFilter, SessionOrder, SessionPatch, SessionRecord } from '../domain/session';
 import { summarize } from '../domain/text';
 import type {
+  ChunkRef,
   ExpiredTurn,
   NewTurn,
   TurnCancellation,
@@ -23,6 +24,7 @@ import type { Database } from './database';
 import { toSessionRecord, toTurnRecord } from './records';
 import { applyFilter, applyOrder, applyVisibility, cursorOf } from './session-query';
 import type { SessionRow, TurnRow } from './session.entities';
+import { indexTurnRefs } from './turn-provenance';
 
 /** Whose data a system-side write (completing a turn) may touch. */
 export interface OrgScope {
@@ -161,6 +163,7 @@ export class SessionManager {
         leaseExpiresAt: options.lease?.expiresAt ?? null,
       };
       await em.insert(this.db.entities.turns, row);
+      await indexTurnRefs(em, this.db.entities, row, row);
       await em.update(this.db.entities.sessions, { id: session.id }, {
         turnCount: row.sequenceNumber,
         lastTurnStatus: 'PENDING',
@@ -205,6 +208,26 @@ export class SessionManager {
     }
     if (current.status === 'CANCELLED') return current;
     return this.transition(caller, sessionId, turnId, { to: 'CANCELLED', cancellation });
+  }
+
+  /**
+   * Adds the chunks retrieval found to a PENDING turn (retrieval runs once the turn exists)
+   * and indexes them for provenance in the same transaction. Chunks already on the turn are skipped.
+   */
+  async recordChunkRefs(scope: OrgScope, sessionId: string, turnId: string, chunkRefs: readonly ChunkRef[]): Promise<TurnRecord> {
+    return this.db.transaction(async (em) => {
+      const row = await this.lockTurn(em, scope, sessionId, turnId);
+      if (row.status !== 'PENDING') throw conflict(`turn is already ${row.status.toLowerCase()}`);
+      const known = new Set(row.chunkRefs.map((c) => c.chunkId));
+      const fresh = new Map<string, ChunkRef>();
+      for (const c of chunkRefs) if (!known.has(c.chunkId)) fresh.set(c.chunkId, c);
+      if (fresh.size === 0) return toTurnRecord(row);
+      const added = [...fresh.values()];
+      const updated: TurnRow = { ...row, chunkRefs: [...row.chunkRefs, ...added] };
+      await em.update(this.db.entities.turns, { id: row.id }, { chunkRefs: updated.chunkRefs });
+      await indexTurnRefs(em, this.db.entities, row, { chunkRefs: added, activeFileRefs: [] }, row);
+      return toTurnRecord(updated);
+    });
   }
 
   /**
@@ -426,6 +449,27 @@ export class SessionManager {
     applyVisibility(qb, caller, isAdmin(caller));
     const rows = await qb.andWhere('s.id IN (:...ids)', { ids: [...ids] }).getMany();
     return rows.map(toSessionRecord);
+  }
+
+  /** Turns by id, only those in sessions the caller may read (per-event loaders of subscriptions). */
+  async turnsByIds(caller: Caller, ids: readonly string[]): Promise<TurnRecord[]> {
+    if (ids.length === 0) return [];
+    const visible = this.db.dataSource.manager.createQueryBuilder(this.db.entities.sessions, 's').select('s.id');
+    applyVisibility(visible, caller, isAdmin(caller));
+    const rows = await this.db.dataSource.manager
+      .createQueryBuilder(this.db.entities.turns, 't')
+      .where('t.orgId = :turnOrg', { turnOrg: caller.orgId })
+      .andWhere('t.id IN (:...turnIds)', { turnIds: [...ids] })
+      .andWhere(`t.sessionId IN (${visible.getQuery()})`)
+      .setParameters(visible.getParameters())
+      .getMany();
+    return rows.map(toTurnRecord);
+  }
+
+  /** Refuses a filter the caller may not use (includeDeleted) or with over-long values, as listSessions does. */
+  assertFilter(caller: Caller, filter: SessionFilter): void {
+    checkFilter(filter);
+    if (filter.includeDeleted && !isAdmin(caller)) throw forbidden('includeDeleted is for organisation admins');
   }
 
   /** The turn with the highest sequence number of each session, in one statement. */

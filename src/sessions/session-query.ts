@@ -1,4 +1,4 @@
-import { Brackets, type SelectQueryBuilder } from 'typeorm';
+import { Brackets, type ObjectLiteral, type SelectQueryBuilder } from 'typeorm';
 import { isAdmin, type Caller } from '../domain/caller';
 import { forbidden } from '../domain/errors';
 import { decodeCursor, encodeCursor, malformedCursor, type CursorPosition } from '../domain/pagination';
@@ -8,9 +8,9 @@ import type { SessionRow } from './session.entities';
 /**
  * SQL form of domain/visibility.ts `canRead`, for lists: the caller's org only; admins see
  * all of it, others what they own, take part in, or what is public; deleted sessions only
- * for admins who ask.
+ * for admins who ask. The sessions must be joined as alias `s` (they need not be the root).
  */
-export function applyVisibility(qb: SelectQueryBuilder<SessionRow>, caller: Caller, includeDeleted: boolean): void {
+export function applyVisibility<T extends ObjectLiteral>(qb: SelectQueryBuilder<T>, caller: Caller, includeDeleted: boolean): void {
   qb.andWhere('s.orgId = :callerOrg', { callerOrg: caller.orgId });
   if (!includeDeleted) qb.andWhere('s.isDeleted = :notDeleted', { notDeleted: false });
   if (isAdmin(caller)) return;

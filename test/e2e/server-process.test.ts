@@ -71,7 +71,7 @@ function serverSuite(databaseEnv: () => Promise<Record<string, string>>, cleanup
     expect(await (await fetch(`${server.url}/healthz`)).json()).toMatchObject({ status: 'ok' });
     const ready = await fetch(`${server.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', blobs: 'ok' } });
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', blobs: 'ok', subscriptions: 'ok' } });
   });
 
   it('answers the README first query with a token from `npm run token`', async () => {

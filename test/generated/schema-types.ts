@@ -141,8 +141,11 @@ export type AgentSessionActiveFileRef = {
 export type AgentSessionChunkRef = {
   __typename?: 'AgentSessionChunkRef';
   chunkId: Scalars['ID']['output'];
+  /** SHA-256 of the chunk text. */
   contentHash: Scalars['String']['output'];
   endLine: Scalars['Int']['output'];
+  /** SHA-256 of the whole file the chunk was cut from, when the index recorded it (see turnsUsingFile). */
+  fileContentHash?: Maybe<Scalars['String']['output']>;
   path: Scalars['String']['output'];
   score?: Maybe<Scalars['Float']['output']>;
   startLine: Scalars['Int']['output'];
@@ -405,6 +408,10 @@ export type Query = {
   conversationContexts: Array<ConversationContext>;
   lastAgentSessionTurn?: Maybe<AgentSessionTurn>;
   me: Viewer;
+  /** Turns whose retrieval returned this chunk (a vector point id), newest first. */
+  turnsUsingChunk: AgentSessionTurnConnection;
+  /** Turns that used the file version with this SHA-256: as an active file, or through a retrieved chunk cut from it. Newest first. */
+  turnsUsingFile: AgentSessionTurnConnection;
 };
 
 
@@ -435,6 +442,51 @@ export type QueryAgentSessionsForUserArgs = {
 
 
 export type QueryLastAgentSessionTurnArgs = {
+  sessionId: Scalars['ID']['input'];
+};
+
+
+export type QueryTurnsUsingChunkArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  chunkId: Scalars['ID']['input'];
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryTurnsUsingFileArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  contentHash: Scalars['String']['input'];
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+export type Subscription = {
+  __typename?: 'Subscription';
+  /** Org-wide feed for dashboards (admins see the org; others see only sessions they may read). */
+  sessionActivity: TurnStatusChangedEvent;
+  /**
+   * Answer text as the LLM streams it; the stream completes when the turn leaves PENDING.
+   * A subscriber that joins late first receives the text already produced (from index 0).
+   */
+  turnOutput: TurnOutputDelta;
+  /** Every status change of every turn of one session the caller may read. */
+  turnStatusChanged: TurnStatusChangedEvent;
+};
+
+
+export type SubscriptionSessionActivityArgs = {
+  afterEventId?: InputMaybe<Scalars['ID']['input']>;
+  filter?: InputMaybe<AgentSessionFilter>;
+};
+
+
+export type SubscriptionTurnOutputArgs = {
+  sessionId: Scalars['ID']['input'];
+  turnId: Scalars['ID']['input'];
+};
+
+
+export type SubscriptionTurnStatusChangedArgs = {
+  afterEventId?: InputMaybe<Scalars['ID']['input']>;
   sessionId: Scalars['ID']['input'];
 };
 
@@ -474,6 +526,31 @@ export type ToolResultInput = {
   executionMs: Scalars['Int']['input'];
   resultJson?: InputMaybe<Scalars['String']['input']>;
   toolCallId: Scalars['ID']['input'];
+};
+
+export type TurnOutputDelta = {
+  __typename?: 'TurnOutputDelta';
+  /** 0-based, gap-free per turn, so a client can detect loss. */
+  index: Scalars['Int']['output'];
+  sessionId: Scalars['ID']['output'];
+  textDelta: Scalars['String']['output'];
+  turnId: Scalars['ID']['output'];
+};
+
+export type TurnStatusChangedEvent = {
+  __typename?: 'TurnStatusChangedEvent';
+  createdByUser: EntityHeader;
+  /** Durable, strictly increasing across the whole deployment; pass it back as afterEventId to resume. */
+  eventId: Scalars['ID']['output'];
+  previousStatus?: Maybe<AgentSessionTurnStatus>;
+  sequenceNumber: Scalars['Int']['output'];
+  session: AgentSessionSummary;
+  sessionId: Scalars['ID']['output'];
+  status: AgentSessionTurnStatus;
+  statusTimeStamp: Scalars['DateTimeISO']['output'];
+  /** Resolvable like any turn/summary (DataLoader-batched). */
+  turn: AgentSessionTurn;
+  turnId: Scalars['ID']['output'];
 };
 
 export type TurnUsage = {

@@ -19,37 +19,18 @@ export interface TestDatabase {
 export type TestDatabaseFactory = () => Promise<TestDatabase>;
 
 /** A fresh embedded SQLite database in its own temporary directory. */
-export const sqliteTestDatabase: TestDatabaseFactory = async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gw-test-'));
-  const statements: string[] = [];
-  const db = await openDatabase({
-    databaseUrl: null,
-    dataDir,
-    poolSize: 1,
-    logger: createLogger('silent'),
-    onQuery: (sql) => statements.push(sql),
-  });
-  return {
-    db,
-    url: null,
-    dataDir,
-    statements,
-    async dispose() {
-      await db.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-};
+export const sqliteTestDatabase: TestDatabaseFactory = () => openTestDatabase(null, 1);
 
 /** A fresh database of its own on the MySQL/MariaDB server of TEST_MYSQL_URL. */
-export const mysqlTestDatabase: TestDatabaseFactory = async () => {
-  const url = await createMysqlDatabase();
+export const mysqlTestDatabase: TestDatabaseFactory = async () => openTestDatabase(await createMysqlDatabase(), 20);
+
+async function openTestDatabase(url: string | null, poolSize: number): Promise<TestDatabase> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-test-'));
   const statements: string[] = [];
   const db = await openDatabase({
     databaseUrl: url,
     dataDir,
-    poolSize: 20,
+    poolSize,
     logger: createLogger('silent'),
     onQuery: (sql) => statements.push(sql),
   });
@@ -60,11 +41,11 @@ export const mysqlTestDatabase: TestDatabaseFactory = async () => {
     statements,
     async dispose() {
       await db.close();
-      await dropMysqlDatabase(url);
+      if (url) await dropMysqlDatabase(url);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
-};
+}
 
 /** Creates an empty database named for this test and returns its URL. */
 export async function createMysqlDatabase(): Promise<string> {

@@ -9,8 +9,13 @@ export class AgentSessionChunkRef {
   @Field(() => String) path!: string;
   @Field(() => Int) startLine!: number;
   @Field(() => Int) endLine!: number;
-  @Field(() => String) contentHash!: string;
+  @Field(() => String, { description: 'SHA-256 of the chunk text.' }) contentHash!: string;
   @Field(() => Float, { nullable: true }) score!: number | null;
+  @Field(() => String, {
+    nullable: true,
+    description: 'SHA-256 of the whole file the chunk was cut from, when the index recorded it (see turnsUsingFile).',
+  })
+  fileContentHash?: string | null;
 }
 
 @ObjectType({ simpleResolvers: true })

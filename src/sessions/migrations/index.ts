@@ -1,5 +1,12 @@
 import { InitialSchema1764000000000 } from './1764000000000-initial-schema';
 import { Execute1764100000000 } from './1764100000000-execute';
+import { TurnProvenance1764200000000 } from './1764200000000-turn-provenance';
+import { EventRetention1764300000000 } from './1764300000000-event-retention';
 
 /** Every migration, oldest first. New ones are appended, never edited. */
-export const migrations = [InitialSchema1764000000000, Execute1764100000000];
+export const migrations = [
+  InitialSchema1764000000000,
+  Execute1764100000000,
+  TurnProvenance1764200000000,
+  EventRetention1764300000000,
+];

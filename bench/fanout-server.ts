@@ -1,0 +1,65 @@
+import 'reflect-metadata';
+import { loadConfig } from '../src/config';
+import type { Caller } from '../src/domain/caller';
+import { createLogger } from '../src/logger';
+import { createGateway } from '../src/main';
+
+/**
+ * One gateway instance for bench/fanout.bench.ts, run as a child process (so its RSS is
+ * its own). The parent drives it over IPC: create a session, publish a status change (an
+ * added turn), report memory and subscription counters.
+ */
+type Command = { readonly id: number } & (
+  | { readonly type: 'session' }
+  | { readonly type: 'publish'; readonly sessionId: string }
+  | { readonly type: 'stats' }
+);
+
+const owner: Caller = { userId: 'bench-owner', userName: 'Bench Owner', orgId: 'bench', orgName: 'Bench', roles: [] };
+
+async function main(): Promise<void> {
+  const gateway = await createGateway(loadConfig(), createLogger('error'));
+  const url = await gateway.listen();
+  const reply = (message: Record<string, unknown>) => process.send?.(message);
+  process.on('message', (raw: Command) => {
+    void (async () => {
+      switch (raw.type) {
+        case 'session': {
+          const session = await gateway.services.sessions.createSession(owner, { name: 'watched by many', agentContextId: 'bench', isPublic: true });
+          reply({ id: raw.id, sessionId: session.id });
+          return;
+        }
+        case 'publish': {
+          const started = process.hrtime.bigint();
+          await gateway.services.sessions.addTurn(owner, raw.sessionId, { instructionSummary: 'benchmark turn' });
+          reply({ id: raw.id, started: String(started), committed: String(process.hrtime.bigint()) });
+          return;
+        }
+        case 'stats': {
+          (globalThis as { gc?: () => void }).gc?.();
+          const { executor, websockets } = gateway.live;
+          reply({
+            id: raw.id,
+            rss: process.memoryUsage().rss,
+            subscribers: executor.subscriberCount,
+            connections: websockets.connections,
+            executions: executor.executions,
+          });
+          return;
+        }
+      }
+    })().catch((e: unknown) => reply({ id: raw.id, error: String(e) }));
+  });
+  process.once('SIGTERM', () => {
+    gateway.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  });
+  reply({ id: 0, url });
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

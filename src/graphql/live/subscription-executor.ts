@@ -1,0 +1,188 @@
+import { createHash, randomUUID } from 'node:crypto';
+import {
+  createSourceEventStream,
+  execute,
+  GraphQLError,
+  getOperationAST,
+  Kind,
+  print,
+  visit,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type FormattedExecutionResult,
+} from 'graphql';
+import { isAdmin, type Caller } from '../../domain/caller';
+import type { DomainError } from '../../domain/errors';
+import type { Logger } from '../../logger';
+import type { GraphQLContext } from '../context';
+import { formatError, isExpectedError } from '../error-mapping';
+import type { Loaders } from '../loaders';
+import { LiveGroup } from './live-group';
+import { LiveSource } from './live-source';
+
+export interface SubscriptionExecutorOptions {
+  readonly logger: Logger;
+  /** Share one execution per event between subscribers of the same operation and visibility. */
+  readonly shared: boolean;
+}
+
+/**
+ * Runs subscription operations for the WebSocket transport (graphql-ws's `subscribe` hook).
+ * graphql-ws would execute the selection set once per subscriber per event, with one
+ * context (and so one set of DataLoaders) for the whole subscription. Instead, each
+ * subscriber's subscribe call builds its source (access checked for that subscriber), and
+ * subscribers whose results must be identical (same document, variables, and visibility)
+ * join one LiveGroup, which executes each event once with loaders made for that event and
+ * sends the same result to all of them.
+ */
+export class SubscriptionExecutor {
+  private readonly groups = new Map<string, LiveGroup<unknown, FormattedExecutionResult>>();
+  /** Selection-set executions so far (one per event per group); shows the sharing at work. */
+  executions = 0;
+
+  constructor(private readonly options: SubscriptionExecutorOptions) {}
+
+  /** Live groups right now (each an opened source). */
+  get groupCount(): number {
+    return this.groups.size;
+  }
+
+  /** Subscribers right now, over all groups. */
+  get subscriberCount(): number {
+    let n = 0;
+    for (const group of this.groups.values()) n += group.size;
+    return n;
+  }
+
+  readonly subscribe = async (args: ExecutionArgs): Promise<AsyncIterableIterator<FormattedExecutionResult> | ExecutionResult> => {
+    const context = args.contextValue as GraphQLContext;
+    const stream = await createSourceEventStream(args);
+    // Errors found when subscribing (NOT_FOUND, FORBIDDEN, bad afterEventId) come back as a result.
+    if (!(stream instanceof LiveSource)) {
+      if (Symbol.asyncIterator in stream) throw new Error('subscription fields must return a LiveSource');
+      return stream as ExecutionResult;
+    }
+    const source = stream as LiveSource<unknown>;
+    const key = this.options.shared ? `${visibilityOf(context.caller)}\n${operationKey(args)}` : randomUUID();
+    let group = this.groups.get(key);
+    if (!group || group.isClosed) {
+      const requestId = `live-${randomUUID()}`;
+      const created: LiveGroup<unknown, FormattedExecutionResult> = new LiveGroup(
+        source,
+        (event, caller, loaders) => this.execute(args, event, caller, loaders, requestId),
+        {
+          failure: failureResult,
+          onError: (err) => this.options.logger.error({ err, requestId }, 'live subscription stopped by an unexpected error'),
+          onClosed: () => {
+            if (this.groups.get(key) === created) this.groups.delete(key);
+          },
+        },
+      );
+      this.groups.set(key, created);
+      group = created;
+    }
+    return group.join(source);
+  };
+
+  private async execute(
+    args: ExecutionArgs,
+    event: unknown,
+    caller: Caller,
+    loaders: Loaders,
+    requestId: string,
+  ): Promise<FormattedExecutionResult> {
+    this.executions++;
+    const context: GraphQLContext = { caller, services: (args.contextValue as GraphQLContext).services, loaders, requestId };
+    const result = await execute({
+      schema: args.schema,
+      document: args.document,
+      operationName: args.operationName ?? null,
+      variableValues: args.variableValues ?? null,
+      rootValue: event,
+      contextValue: context,
+    });
+    return formatResult(result, this.options.logger, requestId);
+  }
+}
+
+/**
+ * Masks and codes errors as the HTTP transport does; unexpected ones are logged once here.
+ * Results that are already formatted (shared ones, sent to many subscribers) pass unchanged.
+ */
+export function formatResult(
+  result: ExecutionResult | FormattedExecutionResult,
+  logger: Logger,
+  requestId: string,
+): FormattedExecutionResult {
+  if (!result.errors?.some((e) => e instanceof GraphQLError)) return result as FormattedExecutionResult;
+  return {
+    ...result,
+    errors: result.errors.map((error) => {
+      if (!(error instanceof GraphQLError)) return error;
+      if (!isExpectedError(error)) {
+        logger.error({ err: error.originalError ?? error, requestId, path: error.path }, 'unexpected error while executing a GraphQL operation');
+      }
+      return formatError(error.toJSON(), error);
+    }),
+  };
+}
+
+const failureResult = (error: DomainError): FormattedExecutionResult => ({
+  data: null,
+  errors: [{ message: error.message, extensions: { code: error.code, ...error.details } }],
+});
+
+/**
+ * Callers whose results are always the same: the org's admins see all of the org; anyone
+ * else sees what they own, take part in, or is public, so they only share with themselves.
+ */
+export function visibilityOf(caller: Caller): string {
+  return isAdmin(caller) ? `${caller.orgId}\nadmin` : `${caller.orgId}\nuser\n${caller.userId}`;
+}
+
+/**
+ * Identifies the operation: normalised document, operation name and variables. A variable
+ * used only as the root field's `afterEventId` is left out: it decides where a subscriber's
+ * replay starts (its own catch-up), not what the shared live results look like.
+ */
+export function operationKey(args: ExecutionArgs): string {
+  const variables: Record<string, unknown> = { ...(args.variableValues ?? {}) };
+  const resume = resumeVariable(args.document, args.operationName ?? null);
+  if (resume) delete variables[resume];
+  return createHash('sha256')
+    .update(print(args.document))
+    .update('\0')
+    .update(args.operationName ?? '')
+    .update('\0')
+    .update(stableJson(variables))
+    .digest('base64url');
+}
+
+function resumeVariable(document: DocumentNode, operationName: string | null): string | null {
+  const operation = getOperationAST(document, operationName);
+  const [root, ...others] = operation?.selectionSet.selections ?? [];
+  if (!root || others.length > 0 || root.kind !== Kind.FIELD) return null;
+  const value = root.arguments?.find((a) => a.name.value === 'afterEventId')?.value;
+  if (value?.kind !== Kind.VARIABLE) return null;
+  const name = value.name.value;
+  let uses = 0;
+  visit(document, {
+    VariableDefinition: () => false,
+    Variable(node) {
+      if (node.name.value === name) uses++;
+    },
+  });
+  return uses === 1 ? name : null;
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

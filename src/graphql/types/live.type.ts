@@ -1,0 +1,25 @@
+import { Field, ID, Int, ObjectType } from 'type-graphql';
+import type { TurnStatus } from '../../domain/turn-status';
+import { EntityHeader } from './common.type';
+import { AgentSessionTurnStatus } from './enums';
+
+@ObjectType({ simpleResolvers: true })
+export class TurnStatusChangedEvent {
+  @Field(() => ID, { description: 'Durable, strictly increasing across the whole deployment; pass it back as afterEventId to resume.' })
+  eventId!: number;
+  @Field(() => ID) sessionId!: string;
+  @Field(() => ID) turnId!: string;
+  @Field(() => Int) sequenceNumber!: number;
+  @Field(() => AgentSessionTurnStatus, { nullable: true }) previousStatus!: TurnStatus | null;
+  @Field(() => AgentSessionTurnStatus) status!: TurnStatus;
+  @Field(() => Date) statusTimeStamp!: Date;
+  @Field(() => EntityHeader) createdByUser!: EntityHeader;
+}
+
+@ObjectType({ simpleResolvers: true })
+export class TurnOutputDelta {
+  @Field(() => ID) sessionId!: string;
+  @Field(() => ID) turnId!: string;
+  @Field(() => Int, { description: '0-based, gap-free per turn, so a client can detect loss.' }) index!: number;
+  @Field(() => String) textDelta!: string;
+}

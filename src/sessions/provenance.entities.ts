@@ -1,0 +1,64 @@
+import { EntitySchema } from 'typeorm';
+import { columnTypes, type Dialect } from './dialect';
+
+/**
+ * Index rows answering "which turns were built on this code?" without scanning the turns'
+ * JSON columns. Written by the session manager in the same transaction as the turn's refs.
+ */
+export interface TurnChunkRefRow {
+  turnId: string;
+  chunkId: string;
+  sessionId: string;
+  orgId: string;
+  contentHash: string;
+  /** The turn's creation date: the order provenance lists are read in. */
+  creationDate: Date;
+}
+
+/** One row per distinct file version (SHA-256) a turn used: as an active file or through a retrieved chunk. */
+export interface TurnFileRefRow {
+  turnId: string;
+  contentHash: string;
+  sessionId: string;
+  orgId: string;
+  path: string;
+  creationDate: Date;
+}
+
+/** Longest chunk id or hash the index holds; real ones (UUIDs, SHA-256 hex) are far shorter. */
+export const MAX_REF_KEY = 128;
+export const MAX_REF_PATH = 1024;
+
+export function provenanceEntities(dialect: Dialect) {
+  const t = columnTypes(dialect);
+  const str = (length: number, name: string, primary = false) => ({ type: 'varchar' as const, length, name, primary });
+  const chunkRefs = new EntitySchema<TurnChunkRefRow>({
+    name: 'TurnChunkRef',
+    tableName: 'turn_chunk_refs',
+    columns: {
+      turnId: str(36, 'turn_id', true),
+      chunkId: str(MAX_REF_KEY, 'chunk_id', true),
+      sessionId: str(36, 'session_id'),
+      orgId: str(64, 'org_id'),
+      contentHash: str(MAX_REF_KEY, 'content_hash'),
+      creationDate: { ...t.datetime, name: 'creation_date' },
+    },
+    indices: [{ name: 'idx_turn_chunk_refs_org_chunk', columns: ['orgId', 'chunkId', 'creationDate', 'turnId'] }],
+  });
+  const fileRefs = new EntitySchema<TurnFileRefRow>({
+    name: 'TurnFileRef',
+    tableName: 'turn_file_refs',
+    columns: {
+      turnId: str(36, 'turn_id', true),
+      contentHash: str(MAX_REF_KEY, 'content_hash', true),
+      sessionId: str(36, 'session_id'),
+      orgId: str(64, 'org_id'),
+      path: str(MAX_REF_PATH, 'path'),
+      creationDate: { ...t.datetime, name: 'creation_date' },
+    },
+    indices: [{ name: 'idx_turn_file_refs_org_hash', columns: ['orgId', 'contentHash', 'creationDate', 'turnId'] }],
+  });
+  return { turnChunkRefs: chunkRefs, turnFileRefs: fileRefs };
+}
+
+export type ProvenanceEntities = ReturnType<typeof provenanceEntities>;

@@ -1,0 +1,132 @@
+import { Brackets, type EntityManager, type EntitySchema } from 'typeorm';
+import type { Caller } from '../domain/caller';
+import { badInput } from '../domain/errors';
+import { assertPageSize, decodeCursor, encodeCursor, malformedCursor, type Page, type PageRequest } from '../domain/pagination';
+import type { ActiveFileRef, ChunkRef, TurnRecord } from '../domain/turn';
+import type { Database } from './database';
+import { MAX_REF_KEY, MAX_REF_PATH, type TurnChunkRefRow, type TurnFileRefRow } from './provenance.entities';
+import { toTurnRecord } from './records';
+import { applyVisibility } from './session-query';
+import type { TurnRow } from './session.entities';
+
+export interface TurnPage extends Page<TurnRecord> {
+  readonly totalCount: () => Promise<number>;
+}
+
+const ORDERING = 'PROVENANCE';
+/** Rows per INSERT: well under SQLite's 999 bound parameters. */
+const INSERT_BATCH = 100;
+
+/**
+ * Writes the provenance index rows for refs a turn just gained. Called by the session
+ * manager inside the transaction that stores the refs. `already` lists what the turn had
+ * before (its JSON columns), so nothing is indexed twice.
+ */
+export async function indexTurnRefs(
+  em: EntityManager,
+  entities: Database['entities'],
+  turn: Pick<TurnRow, 'id' | 'sessionId' | 'orgId' | 'creationDate'>,
+  added: { readonly chunkRefs: readonly ChunkRef[]; readonly activeFileRefs: readonly ActiveFileRef[] },
+  already: { readonly chunkRefs: readonly ChunkRef[]; readonly activeFileRefs: readonly ActiveFileRef[] } = {
+    chunkRefs: [],
+    activeFileRefs: [],
+  },
+): Promise<void> {
+  const base = { turnId: turn.id, sessionId: turn.sessionId, orgId: turn.orgId, creationDate: turn.creationDate };
+  const knownChunks = new Set(already.chunkRefs.map((c) => c.chunkId));
+  const knownFiles = new Set([
+    ...already.activeFileRefs.map((f) => f.contentHash),
+    ...already.chunkRefs.flatMap((c) => (c.fileContentHash ? [c.fileContentHash] : [])),
+  ]);
+  const chunks = new Map<string, TurnChunkRefRow>();
+  const files = new Map<string, TurnFileRefRow>();
+  const addFile = (contentHash: string | null | undefined, path: string) => {
+    if (!fits(contentHash) || knownFiles.has(contentHash) || files.has(contentHash)) return;
+    files.set(contentHash, { ...base, contentHash, path: path.slice(0, MAX_REF_PATH) });
+  };
+  for (const f of added.activeFileRefs) addFile(f.contentHash, f.path);
+  for (const c of added.chunkRefs) {
+    if (fits(c.chunkId) && fits(c.contentHash) && !knownChunks.has(c.chunkId) && !chunks.has(c.chunkId)) {
+      chunks.set(c.chunkId, { ...base, chunkId: c.chunkId, contentHash: c.contentHash });
+    }
+    addFile(c.fileContentHash, c.path);
+  }
+  await insertAll(em, entities.turnChunkRefs, [...chunks.values()]);
+  await insertAll(em, entities.turnFileRefs, [...files.values()]);
+}
+
+/** Refs longer than the index columns cannot be real chunk ids or SHA-256 hashes; they stay out of the index. */
+const fits = (value: string | null | undefined): value is string => !!value && value.length <= MAX_REF_KEY;
+
+async function insertAll<T extends object>(em: EntityManager, entity: EntitySchema<T>, rows: T[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += INSERT_BATCH) await em.insert(entity, rows.slice(i, i + INSERT_BATCH));
+}
+
+/**
+ * "Which answers were built on this code?": the turns, visible to the caller under the same
+ * rule as their sessions, that retrieved a chunk or used a file version, newest first.
+ * Both read an index (org, key, date, turn), never the turns' JSON columns.
+ */
+export class TurnProvenance {
+  constructor(private readonly db: Database) {}
+
+  turnsUsingChunk(caller: Caller, chunkId: string, page: PageRequest): Promise<TurnPage> {
+    return this.page(caller, this.db.entities.turnChunkRefs, 'chunkId', requireKey('chunkId', chunkId), page);
+  }
+
+  /** Active files with this SHA-256, and retrieved chunks cut from a file with it. */
+  turnsUsingFile(caller: Caller, contentHash: string, page: PageRequest): Promise<TurnPage> {
+    return this.page(caller, this.db.entities.turnFileRefs, 'contentHash', requireKey('contentHash', contentHash), page);
+  }
+
+  private async page(
+    caller: Caller,
+    index: EntitySchema<TurnChunkRefRow> | EntitySchema<TurnFileRefRow>,
+    key: 'chunkId' | 'contentHash',
+    value: string,
+    page: PageRequest,
+  ): Promise<TurnPage> {
+    const first = assertPageSize(page.first);
+    const base = () => {
+      const qb = this.db.dataSource.manager
+        .createQueryBuilder(this.db.entities.turns, 't')
+        .innerJoin(index.options.name, 'r', 'r.turnId = t.id')
+        .innerJoin(this.db.entities.sessions.options.name, 's', 's.id = r.sessionId')
+        .where('r.orgId = :refOrg', { refOrg: caller.orgId })
+        .andWhere(`r.${key} = :refKey`, { refKey: value });
+      applyVisibility(qb, caller, false);
+      return qb;
+    };
+    const qb = base();
+    if (page.after !== null) {
+      const position = decodeCursor(ORDERING, page.after);
+      const date = typeof position.key === 'string' ? new Date(position.key) : new Date(NaN);
+      if (Number.isNaN(date.getTime())) throw malformedCursor();
+      qb.andWhere(
+        new Brackets((w) => {
+          w.where('r.creationDate < :cursorDate', { cursorDate: date }).orWhere(
+            new Brackets((tie) => {
+              tie.where('r.creationDate = :cursorDate').andWhere('r.turnId < :cursorTurn', { cursorTurn: position.id });
+            }),
+          );
+        }),
+      );
+    }
+    const rows = await qb.orderBy('r.creationDate', 'DESC').addOrderBy('r.turnId', 'DESC').limit(first + 1).getMany();
+    const items = rows.slice(0, first).map(toTurnRecord);
+    let counted: Promise<number> | null = null;
+    return {
+      items,
+      cursors: items.map((t) => encodeCursor(ORDERING, { key: t.creationDate.toISOString(), id: t.id })),
+      hasNextPage: rows.length > first,
+      totalCount: () => (counted ??= base().getCount()),
+    };
+  }
+}
+
+function requireKey(argument: string, value: string): string {
+  if (value.length === 0 || value.length > MAX_REF_KEY) {
+    throw badInput(`${argument} must be between 1 and ${MAX_REF_KEY} characters`, { argument });
+  }
+  return value;
+}

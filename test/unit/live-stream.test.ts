@@ -1,0 +1,232 @@
+import type { Caller } from '../../src/domain/caller';
+import { DomainError } from '../../src/domain/errors';
+import { TurnEventSequencer } from '../../src/events/turn-event-sequencer';
+import type { TurnStatusEvent } from '../../src/events/turn-events';
+import { LiveGroup } from '../../src/graphql/live/live-group';
+import { LiveSource, type Admission, type LiveSink } from '../../src/graphql/live/live-source';
+import type { Services } from '../../src/graphql/services';
+import { createLogger } from '../../src/logger';
+import { user } from '../support/callers';
+import { sleep } from '../support/ws';
+
+const logger = createLogger('silent');
+const event = (eventId: number, orgId = 'acme'): TurnStatusEvent => ({
+  eventId,
+  orgId,
+  sessionId: 's',
+  turnId: `t${eventId}`,
+  sequenceNumber: eventId,
+  previousStatus: null,
+  status: 'PENDING',
+  statusTimeStamp: new Date(0),
+  createdByUser: { id: 'u', text: 'U' },
+});
+
+class FakeBus {
+  statusListener: ((e: TurnStatusEvent) => void) | null = null;
+  resyncListener: (() => void) | null = null;
+  onTurnStatus(listener: (e: TurnStatusEvent) => void) {
+    this.statusListener = listener;
+    return () => undefined;
+  }
+  onResync(listener: () => void) {
+    this.resyncListener = listener;
+    return () => undefined;
+  }
+  publish(e: TurnStatusEvent) {
+    this.statusListener?.(e);
+  }
+}
+
+class FakeHistory {
+  stored: TurnStatusEvent[] = [];
+  reads = 0;
+  down = false;
+  async latestId() {
+    if (this.down) throw new Error('database unreachable');
+    return this.stored.at(-1)?.eventId ?? 0;
+  }
+  async range(after: number, through: number, limit: number) {
+    this.reads++;
+    return this.stored.filter((e) => e.eventId > after && e.eventId <= through).slice(0, limit);
+  }
+}
+
+async function sequencer(initial: number[] = []) {
+  const bus = new FakeBus();
+  const history = new FakeHistory();
+  history.stored = initial.map((id) => event(id));
+  const seq = new TurnEventSequencer(bus, history, logger, { gapWaitMs: 20 });
+  await seq.start();
+  const got: number[] = [];
+  seq.subscribe('acme', (e) => got.push(e.eventId));
+  return { bus, history, seq, got };
+}
+
+describe('the status event sequencer', () => {
+  it('starts after what is already stored and delivers in id order, once', async () => {
+    const { bus, history, got } = await sequencer([1, 2]);
+    for (const id of [3, 5, 4, 4, 2, 6]) {
+      history.stored.push(event(id));
+      bus.publish(event(id));
+    }
+    expect(got).toEqual([3, 4, 5, 6]);
+    expect(history.reads).toBe(0);
+  });
+
+  it('reads an event that never arrives from the store after a short wait', async () => {
+    const { bus, history, got } = await sequencer();
+    history.stored.push(event(1), event(2), event(3));
+    bus.publish(event(1));
+    bus.publish(event(3));
+    expect(got).toEqual([1]);
+    await sleep(60);
+    expect(got).toEqual([1, 2, 3]);
+  });
+
+  it('catches up from the store when the bus reconnects', async () => {
+    const { bus, history, got } = await sequencer();
+    history.stored.push(event(1), event(2));
+    bus.resyncListener?.();
+    await sleep(10);
+    expect(got).toEqual([1, 2]);
+    bus.publish(event(2));
+    expect(got).toEqual([1, 2]);
+  });
+
+  it('keeps trying to catch up while the store is unreachable', async () => {
+    const { bus, history, got } = await sequencer();
+    history.stored.push(event(1), event(2));
+    history.down = true;
+    bus.resyncListener?.();
+    await sleep(30);
+    expect(got).toEqual([]);
+    history.down = false;
+    await sleep(150);
+    expect(got).toEqual([1, 2]);
+  });
+
+  it('routes events to the listeners of their org only', async () => {
+    const { bus, seq, got } = await sequencer();
+    const globex: number[] = [];
+    seq.subscribe('globex', (e) => globex.push(e.eventId));
+    bus.publish(event(1, 'globex'));
+    bus.publish(event(2, 'acme'));
+    expect(globex).toEqual([1]);
+    expect(got).toEqual([2]);
+  });
+});
+
+/** A source whose live events and catch-up the test controls. */
+class ScriptedSource extends LiveSource<number> {
+  sink: LiveSink<number> | null = null;
+  stopped = 0;
+  constructor(
+    caller: Caller,
+    readonly startPosition: number,
+    private readonly history: number[],
+    private readonly deny: Set<number> = new Set(),
+  ) {
+    super(caller, { sessions: {}, contexts: {}, live: {} } as unknown as Services);
+  }
+  async open(sink: LiveSink<number>) {
+    this.sink = sink;
+    return () => {
+      this.stopped++;
+    };
+  }
+  async *catchUp() {
+    for (const n of this.history) {
+      await sleep(1);
+      yield n;
+    }
+  }
+  position(n: number) {
+    return n;
+  }
+  async admit(n: number): Promise<Admission> {
+    return this.deny.has(n) ? { stop: new DomainError('NOT_FOUND', 'gone') } : 'deliver';
+  }
+}
+
+const collect = async (it: AsyncIterator<string>, count: number) => {
+  const out: string[] = [];
+  while (out.length < count) {
+    const r = await it.next();
+    if (r.done) break;
+    out.push(r.value);
+  }
+  return out;
+};
+
+describe('a live group', () => {
+  const alice = user('alice');
+  const failure = (e: DomainError) => `failed:${e.code}`;
+
+  it('transforms each event once for all members', async () => {
+    let transforms = 0;
+    const source = new ScriptedSource(alice, 0, []);
+    const group = new LiveGroup<number, string>(source, async (n) => `r${n} #${++transforms}`, { failure });
+    const members = [group.join(source), group.join(source), group.join(source)];
+    await sleep(5);
+    source.sink!.next(1);
+    source.sink!.next(2);
+    const results = await Promise.all(members.map((m) => collect(m, 2)));
+    expect(transforms).toBe(2);
+    expect(results).toEqual([0, 1, 2].map(() => ['r1 #1', 'r2 #2']));
+  });
+
+  it('gives a late member its catch-up first, then live results without repeating any', async () => {
+    const first = new ScriptedSource(alice, 0, []);
+    const group = new LiveGroup<number, string>(first, async (n) => `r${n}`, { failure });
+    const early = group.join(first);
+    await sleep(5);
+    first.sink!.next(1);
+    first.sink!.next(2);
+    const late = group.join(new ScriptedSource(alice, 0, [1, 2, 3]));
+    first.sink!.next(3);
+    first.sink!.next(4);
+    expect(await collect(late, 4)).toEqual(['r1', 'r2', 'r3', 'r4']);
+    expect(await collect(early, 4)).toEqual(['r1', 'r2', 'r3', 'r4']);
+  });
+
+  it('lets a member leave at once, even while it waits, and stops the source with the last one', async () => {
+    const source = new ScriptedSource(alice, 0, []);
+    const group = new LiveGroup<number, string>(source, async (n) => `r${n}`, { failure });
+    const member = group.join(source);
+    await sleep(5);
+    const pending = member.next();
+    await member.return();
+    await expect(pending).resolves.toEqual({ value: undefined, done: true });
+    expect(group.isClosed).toBe(true);
+    expect(source.stopped).toBe(1);
+  });
+
+  it('ends every member with the reason when an event may no longer be delivered', async () => {
+    const source = new ScriptedSource(alice, 0, [], new Set([2]));
+    const group = new LiveGroup<number, string>(source, async (n) => `r${n}`, { failure });
+    const member = group.join(source);
+    await sleep(5);
+    source.sink!.next(1);
+    source.sink!.next(2);
+    source.sink!.next(3);
+    expect(await collect(member, 5)).toEqual(['r1', 'failed:NOT_FOUND']);
+    expect(group.isClosed).toBe(true);
+  });
+
+  it('stops a member that falls too far behind, without holding up the others', async () => {
+    const source = new ScriptedSource(alice, 0, []);
+    const group = new LiveGroup<number, string>(source, async (n) => `r${n}`, { failure, maxQueued: 3 });
+    const slow = group.join(source);
+    const fast = group.join(source);
+    await sleep(5);
+    const fastResults = collect(fast, 6);
+    for (let n = 1; n <= 6; n++) {
+      source.sink!.next(n);
+      await sleep(1);
+    }
+    expect(await fastResults).toEqual(['r1', 'r2', 'r3', 'r4', 'r5', 'r6']);
+    expect(await collect(slow, 10)).toEqual(['failed:SERVICE_UNAVAILABLE']);
+    expect(group.size).toBe(1);
+  });
+});
