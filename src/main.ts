@@ -98,6 +98,7 @@ export async function createGateway(
     blobs,
     llm: languageModelOf(config),
     retriever,
+    retrievalLimit: config.retrieval.topK,
     output: hooks.output ?? bus,
     idempotencyKeys,
     config: config.execute,

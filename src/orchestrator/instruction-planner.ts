@@ -10,6 +10,7 @@ import type { ExecuteConfig } from '../config';
 import type { ContextDirectory } from '../contexts/context-directory';
 import type { LanguageModel, LlmRequest } from '../llm/llm.port';
 import type { Logger } from '../logger';
+import { isRetrievalError } from '../retrieval/retrieval-error';
 import type { RetrievedChunk, Retriever } from '../retrieval/retrieval.port';
 import type { SessionManager } from '../sessions/session-manager';
 import { preloadMessages, userMessage, type FileToSend, type HistoryExchange } from './packaging';
@@ -18,8 +19,6 @@ import { SessionFiles, TURN_BLOBS, TurnBlobs } from './turn-blobs';
 
 /** How many recent turns the chain and file rules look at. */
 const HISTORY_WINDOW = 200;
-/** How many snippets one retrieval asks for. */
-const SNIPPETS_PER_TURN = 8;
 /** Preloading a new chain: at most this many earlier exchanges and characters. */
 const PRELOAD_MAX_TURNS = 20;
 const PRELOAD_MAX_CHARS = 200_000;
@@ -31,6 +30,8 @@ export interface PlannerDeps {
   readonly blobs: BlobStore;
   readonly llm: LanguageModel;
   readonly config: ExecuteConfig;
+  /** Snippets one retrieval asks for (RETRIEVAL_TOP_K). */
+  readonly retrievalLimit: number;
   readonly logger: Logger;
   readonly now: () => Date;
 }
@@ -180,10 +181,14 @@ export class InstructionPlanner {
         repo: req.repo ?? session?.repo ?? null,
         language: req.language ?? session?.defaultLanguage ?? null,
         pathPrefix: null,
-        limit: SNIPPETS_PER_TURN,
+        limit: this.deps.retrievalLimit,
       });
       return { retrieved, warning: null };
     } catch (e) {
+      // Retrieval errors carry a message meant for users (and are logged where they happen).
+      if (isRetrievalError(e)) {
+        return { retrieved: [], warning: `Repository search was unavailable (${e.message}), so this answer uses no retrieved snippets.` };
+      }
       this.deps.logger.warn({ err: e, collection: contexts.agent.vectorCollection }, 'retrieval failed; continuing without snippets');
       return { retrieved: [], warning: 'Repository search was unavailable, so this answer uses no retrieved snippets.' };
     }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { RetrievalError } from '../../src/retrieval/retrieval-error';
 import { describeWithMysql } from '../support/services';
 import { alice, bob, chunk, startExecuteHarness, userTextOf, type ExecuteHarness } from '../support/execute';
 
@@ -245,6 +246,11 @@ function lifecycleSuite(mysql: boolean): void {
     const res = (await h.execute(alice, { instruction: 'Search anyway' })).body.data!.execute;
     expect(res.userWarnings).toEqual(['Repository search was unavailable, so this answer uses no retrieved snippets.']);
     expect(h.retriever.requests.at(-1)).toMatchObject({ orgId: 'acme', collection: 'backend', query: 'Search anyway', limit: 8 });
+    h.retriever.failWith = new RetrievalError('collection-missing', 'vector collection "backend" has not been indexed yet');
+    const unindexed = (await h.execute(alice, { instruction: 'Search an empty index' })).body.data!.execute;
+    expect(unindexed.userWarnings).toEqual([
+      'Repository search was unavailable (vector collection "backend" has not been indexed yet), so this answer uses no retrieved snippets.',
+    ]);
   });
 
   it('picks the model from the conversation context, else the agent context', async () => {

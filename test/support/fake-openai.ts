@@ -3,8 +3,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 
 /**
- * A local stand-in for the OpenAI Responses API (POST /v1/responses), faithful enough for
- * the openai SDK: JSON answers and SSE streams with the real event sequence, function
+ * A local stand-in for the OpenAI Responses API (POST /v1/responses, and /v1/embeddings for
+ * retrieval), faithful enough for the openai SDK: JSON answers and SSE streams with the real event sequence, function
  * calls, usage, HTTP errors with retry-after, error events, and requests that hang. It
  * remembers the responses it created, so previous_response_id and function_call_output are
  * checked as the real API checks them, and it records every request body it received.
@@ -90,8 +90,9 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (req.method !== 'POST' || req.url !== '/v1/responses') return sendError(res, 404, `Unknown path ${req.url}`);
     if (!/^Bearer \S+/.test(req.headers.authorization ?? '')) return sendError(res, 401, 'You did not provide an API key.');
+    if (req.method === 'POST' && req.url === '/v1/embeddings') return embeddings(JSON.parse(await readBody(req)) as Record<string, unknown>, res);
+    if (req.method !== 'POST' || req.url !== '/v1/responses') return sendError(res, 404, `Unknown path ${req.url}`);
     const body = JSON.parse(await readBody(req)) as Record<string, unknown>;
     const record: RecordedRequest = { body: options.record === false ? {} : body, headers: req.headers, closedByClient: false };
     requests.push(record);
@@ -314,6 +315,23 @@ function responseObject(
     user: null,
     metadata: {},
   };
+}
+
+/** POST /v1/embeddings (retrieval embeds the instruction): deterministic unit vectors, float or base64 as asked. */
+function embeddings(body: Record<string, unknown>, res: ServerResponse): void {
+  const inputs = Array.isArray(body.input) ? (body.input as string[]) : [String(body.input)];
+  const dimension = typeof body.dimensions === 'number' ? body.dimensions : 1536;
+  const data = inputs.map((text, index) => {
+    const vector = new Float32Array(dimension);
+    for (let i = 0; i < text.length; i++) vector[(text.charCodeAt(i) * 31 + i) % dimension]! += 1;
+    const norm = Math.hypot(...vector) || 1;
+    for (let i = 0; i < dimension; i++) vector[i]! /= norm;
+    const embedding = body.encoding_format === 'base64' ? Buffer.from(vector.buffer).toString('base64') : Array.from(vector);
+    return { object: 'embedding', index, embedding };
+  });
+  const tokens = inputs.reduce((n, t) => n + Math.ceil(t.length / 4), 0);
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } }));
 }
 
 function sendError(
