@@ -146,7 +146,7 @@ export async function createGateway(
     ],
   });
   server.on('request', app);
-  orchestrator.startBackgroundWork();
+  orchestrator.startBackgroundWork({ sweeper: hooks.sweeper ?? true });
   const executor = new SubscriptionExecutor({ logger, shared: config.live.wsSharedExecution });
   const websockets = attachGraphQLWebSocket({ config, logger, services, protection, schema: gatewaySchema(), executor, httpServer: server });
   const pruner = new EventPruner(history, config.live.eventRetentionHours, logger);
@@ -208,6 +208,8 @@ export interface GatewayHooks {
   readonly output?: TurnOutputSink;
   /** Retrieval as configured by default. */
   readonly retriever?: Retriever;
+  /** False keeps the periodic turn sweeper off (its queries would be counted by statement-count tests). */
+  readonly sweeper?: boolean;
 }
 
 /** S3 when S3_BUCKET is set, else files under DATA_DIR/blobs. */

@@ -90,10 +90,12 @@ export class Orchestrator {
     return this.deps.sessions.cancelTurn(caller, sessionId, turnId, { reason: `Cancelled by ${caller.userName}.` });
   }
 
-  /** Lease renewal and the sweeper; every live instance runs both. */
-  startBackgroundWork(): void {
+  /** Lease renewal and the sweeper; every live instance runs both (tests that count statements may leave the sweeper off). */
+  startBackgroundWork(options: { readonly sweeper: boolean } = { sweeper: true }): void {
     this.inFlight.start();
-    this.sweeper.start(Math.min(30_000, Math.max(250, Math.floor((this.deps.config.turnLeaseSeconds * 1000) / 4))));
+    if (!options.sweeper) return;
+    const leaseMs = this.deps.config.turnLeaseSeconds * 1000;
+    this.sweeper.start(Math.min(30_000, Math.max(250, Math.floor(leaseMs / 4))));
   }
 
   /** One sweep now (tests, and a first pass at start-up). */
