@@ -47,6 +47,8 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<{ app: Express; 
     hideSchemaDetailsFromClientErrors: config.isProduction,
     includeStacktraceInErrorResponses: false,
     allowBatchedHttpRequests: false,
+    // main.ts owns SIGTERM/SIGINT; Apollo's own handlers would re-raise the signal mid-shutdown.
+    stopOnTerminationSignals: false,
     csrfPrevention: true,
     validationRules: protection.validationRules,
     formatError,

@@ -1,36 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { issueToken } from '../../src/server/auth';
 import { createMysqlDatabase, dropMysqlDatabase } from '../support/db';
 import { alice, boss, EXECUTE, EXECUTE_ASYNC, startExecuteHarness } from '../support/execute';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
+import { startServerProcess } from '../support/server-process';
 import { describeWithMysql } from '../support/services';
 
-const root = resolve(__dirname, '../..');
 const SECRET = 'e2e-execute-secret-e2e-execute-secret-0123';
-
-/** `node dist/main.js`, as `npm start` runs it; resolves with its URL once it logs "gateway listening". */
-function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['dist/main.js'], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', JWT_SECRET: SECRET, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((ready, reject) => {
-    const timer = setTimeout(() => reject(new Error('server did not start in time')), 20_000);
-    child.once('exit', (code) => reject(new Error(`server exited early with ${code}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const entry = JSON.parse(line) as { msg?: string; url?: string };
-      if (entry.msg === 'gateway listening' && entry.url) {
-        clearTimeout(timer);
-        ready({ child, url: entry.url.replace(/\/graphql$/, '') });
-      }
-    });
-  });
-}
 
 async function gql<T>(url: string, token: string, query: string, variables: Record<string, unknown> = {}): Promise<T> {
   const res = await fetch(`${url}/graphql`, {
@@ -51,7 +30,7 @@ describe('npm start without OPENAI_API_KEY', () => {
   let server: { child: ChildProcess; url: string };
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'gw-e2e-offline-'));
-    server = await startServer({ DATA_DIR: dataDir });
+    server = await startServerProcess({ JWT_SECRET: SECRET, DATA_DIR: dataDir });
   });
   afterAll(async () => {
     await new Promise((r) => {
@@ -93,7 +72,7 @@ describeWithMysql('a gateway process that dies mid-turn', () => {
 
   it('has its PENDING turn marked FAILED ("interrupted") by a live instance once the lease runs out', async () => {
     const env = { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.url, TURN_LEASE_SECONDS: '2' };
-    const doomed = await startServer(env);
+    const doomed = await startServerProcess({ JWT_SECRET: SECRET, ...env });
     const { upsertAgentContext } = await gql<{ upsertAgentContext: { id: string } }>(doomed.url, tokenOf(boss), AGENT);
     fake.enqueue({ kind: 'hang' });
     const { executeAsync } = await gql<{ executeAsync: { sessionId: string; turnId: string } }>(doomed.url, tokenOf(alice), EXECUTE_ASYNC, {

@@ -1,9 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import type { Client } from 'graphql-ws';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
@@ -11,40 +9,15 @@ import { createGateway, type Gateway } from '../../src/main';
 import { issueToken } from '../../src/server/auth';
 import { user } from '../support/callers';
 import { createMysqlDatabase, dropMysqlDatabase } from '../support/db';
+import { startServerProcess, type ServerProcess } from '../support/server-process';
 import { describeWithMysql, describeWithRedis, redisUrl } from '../support/services';
 import { addTurn, completeTurn } from '../support/turns';
 import { subscribe, wsClient } from '../support/ws';
 
-const root = resolve(__dirname, '../..');
 const SECRET = 'e2e-live-secret-e2e-live-secret-e2e-live';
 const alice = user('alice');
 const bob = user('bob');
 const token = (userId: string) => issueToken({ userId, orgId: 'acme' }, SECRET);
-
-interface Started {
-  readonly child: ChildProcess;
-  readonly url: string;
-}
-
-/** `node dist/main.js`, as `npm start` runs it, on a free port. */
-function startServer(env: Record<string, string>): Promise<Started> {
-  const child = spawn(process.execPath, ['dist/main.js'], {
-    cwd: root,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', JWT_SECRET: SECRET, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolveStart, reject) => {
-    const timer = setTimeout(() => reject(new Error('server did not start in time')), 30_000);
-    child.once('exit', (code) => reject(new Error(`server exited early with ${code}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const entry = JSON.parse(line) as { msg?: string; url?: string };
-      if (entry.msg === 'gateway listening' && entry.url) {
-        clearTimeout(timer);
-        resolveStart({ child, url: entry.url.replace(/\/graphql$/, '') });
-      }
-    });
-  });
-}
 
 const STATUS = `subscription S($sessionId: ID!, $after: ID) {
   turnStatusChanged(sessionId: $sessionId, afterEventId: $after) { eventId sequenceNumber status session { name } }
@@ -54,8 +27,8 @@ type Status = { turnStatusChanged: { eventId: string; sequenceNumber: number; st
 describeWithRedis('two gateway processes', () => {
   describeWithMysql('sharing MySQL and Redis', () => {
     let env: Record<string, string>;
-    let a: Started;
-    let b: Started;
+    let a: ServerProcess;
+    let b: ServerProcess;
     let writer: Gateway;
     const clients: Client[] = [];
 
@@ -66,8 +39,8 @@ describeWithRedis('two gateway processes', () => {
         REDIS_KEY_PREFIX: `e2e-${randomUUID()}:`,
         DATA_DIR: mkdtempSync(join(tmpdir(), 'gw-e2e-live-')),
       };
-      a = await startServer(env);
-      b = await startServer(env);
+      a = await startServerProcess({ JWT_SECRET: SECRET, ...env });
+      b = await startServerProcess({ JWT_SECRET: SECRET, ...env });
       // Turns are created and finished by the orchestrator, which has no HTTP entry point on
       // this branch yet; a third gateway instance in this process plays that part.
       writer = await createGateway(loadConfig({ ...env, PORT: '0', JWT_SECRET: SECRET }), createLogger('silent'));
@@ -81,7 +54,7 @@ describeWithRedis('two gateway processes', () => {
       rmSync(env.DATA_DIR!, { recursive: true, force: true });
     });
 
-    const connect = (server: Started, userId: string, onClosed?: (code: number) => void) => {
+    const connect = (server: ServerProcess, userId: string, onClosed?: (code: number) => void) => {
       const client = wsClient(server.url, token(userId), onClosed ? { onClosed } : {});
       clients.push(client);
       return client;

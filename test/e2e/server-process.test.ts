@@ -1,51 +1,18 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createMysqlDatabase, dropMysqlDatabase } from '../support/db';
+import { projectRoot, startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process';
 import { describeWithMysql } from '../support/services';
 
 const run = promisify(execFile);
-const root = resolve(__dirname, '../..');
 const SECRET = 'e2e-secret-e2e-secret-e2e-secret-e2e-secret';
-
-interface Started {
-  readonly child: ChildProcess;
-  readonly url: string;
-}
-
-/** Starts `node dist/main.js` (what `npm start` runs) and waits for its "listening" log line. */
-function startServer(env: Record<string, string>): Promise<Started> {
-  const child = spawn(process.execPath, ['dist/main.js'], {
-    cwd: root,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', JWT_SECRET: SECRET, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolveStart, reject) => {
-    const timer = setTimeout(() => reject(new Error('server did not start in time')), 20_000);
-    child.once('exit', (code) => reject(new Error(`server exited early with ${code}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const entry = JSON.parse(line) as { msg?: string; url?: string };
-      if (entry.msg === 'gateway listening' && entry.url) {
-        clearTimeout(timer);
-        resolveStart({ child, url: entry.url.replace(/\/graphql$/, '') });
-      }
-    });
-  });
-}
-
-function stopServer(child: ChildProcess): Promise<number | null> {
-  return new Promise((r) => {
-    child.once('exit', (code) => r(code));
-    child.kill('SIGTERM');
-  });
-}
 
 async function cli(script: string, args: string[], env: Record<string, string>): Promise<string> {
   const { stdout } = await run(process.execPath, [`dist/cli/${script}.js`, ...args], {
-    cwd: root,
+    cwd: projectRoot,
     env: { ...process.env, JWT_SECRET: SECRET, ...env },
   });
   return stdout.trim();
@@ -53,16 +20,16 @@ async function cli(script: string, args: string[], env: Record<string, string>):
 
 function serverSuite(databaseEnv: () => Promise<Record<string, string>>, cleanup: (env: Record<string, string>) => Promise<void>) {
   let env: Record<string, string>;
-  let server: Started;
+  let server: ServerProcess;
 
   beforeAll(async () => {
     env = { DATA_DIR: mkdtempSync(join(tmpdir(), 'gw-e2e-')), ...(await databaseEnv()) };
     await cli('seed', ['--org', 'acme', '--users', '3', '--sessions', '12', '--turns', '2'], env);
-    server = await startServer(env);
+    server = await startServerProcess({ JWT_SECRET: SECRET, ...env });
   }, 60_000);
 
   afterAll(async () => {
-    if (server) expect(await stopServer(server.child)).toBe(0);
+    if (server) expect(await stopServerProcess(server.child)).toBe(0);
     await cleanup(env);
     rmSync(env.DATA_DIR!, { recursive: true, force: true });
   });

@@ -1,0 +1,44 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export const projectRoot = resolve(__dirname, '../..');
+
+export interface ServerProcess {
+  readonly child: ChildProcess;
+  /** Base URL, without /graphql. */
+  readonly url: string;
+}
+
+/**
+ * `node dist/main.js`, as `npm start` runs it, on a free port, with only the environment
+ * given (plus PATH): nothing of the test runner's environment leaks into the server.
+ * Resolves once the server logs "gateway listening".
+ */
+export function startServerProcess(env: Record<string, string>, timeoutMs = 30_000): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['dist/main.js'], {
+    cwd: projectRoot,
+    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((ready, reject) => {
+    const timer = setTimeout(() => reject(new Error('server did not start in time')), timeoutMs);
+    child.once('exit', (code) => reject(new Error(`server exited early with ${code}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const entry = JSON.parse(line) as { msg?: string; url?: string };
+      if (entry.msg === 'gateway listening' && entry.url) {
+        clearTimeout(timer);
+        ready({ child, url: entry.url.replace(/\/graphql$/, '') });
+      }
+    });
+  });
+}
+
+/** SIGTERM, then the exit code once the process is gone. */
+export function stopServerProcess(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((done) => {
+    child.once('exit', (code) => done(code));
+    child.kill('SIGTERM');
+  });
+}
