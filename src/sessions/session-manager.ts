@@ -416,7 +416,7 @@ export class SessionManager {
   /** DD-003 GetAgentSessionsAsync: the sessions visible to the caller, filtered and ordered. */
   async listSessions(caller: Caller, filter: SessionFilter, order: SessionOrder, page: PageRequest): Promise<SessionPage> {
     const first = assertPageSize(page.first);
-    checkFilter(filter);
+    this.assertFilter(caller, filter);
     const base = () => {
       const qb = this.db.dataSource.manager.createQueryBuilder(this.db.entities.sessions, 's');
       applyFilter(qb, caller, filter);

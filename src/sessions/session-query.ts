@@ -1,6 +1,5 @@
 import { Brackets, type ObjectLiteral, type SelectQueryBuilder } from 'typeorm';
 import { isAdmin, type Caller } from '../domain/caller';
-import { forbidden } from '../domain/errors';
 import { decodeCursor, encodeCursor, malformedCursor, type CursorPosition } from '../domain/pagination';
 import type { SessionFilter, SessionOrder } from '../domain/session';
 import type { SessionRow } from './session.entities';
@@ -26,7 +25,6 @@ export function applyVisibility<T extends ObjectLiteral>(qb: SelectQueryBuilder<
 }
 
 export function applyFilter(qb: SelectQueryBuilder<SessionRow>, caller: Caller, filter: SessionFilter): void {
-  if (filter.includeDeleted && !isAdmin(caller)) throw forbidden('includeDeleted is for organisation admins');
   applyVisibility(qb, caller, filter.includeDeleted === true);
   if (filter.participantId != null) {
     // The owner is recorded as a participant when the session is created (DD-003).
