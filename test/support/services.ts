@@ -6,9 +6,28 @@
 export const mysqlUrl: string | null = process.env.GATEWAY_TEST_MYSQL_OK === '1' ? (process.env.TEST_MYSQL_URL ?? null) : null;
 export const redisUrl: string | null = process.env.GATEWAY_TEST_REDIS_OK === '1' ? (process.env.TEST_REDIS_URL ?? null) : null;
 
-/** `describe` when MySQL is reachable, otherwise a skipped block whose title says why. */
+const ci = /^(1|true)$/i.test(process.env.CI ?? '');
+
+/**
+ * `describe` when the service is reachable. Otherwise a skipped block whose title says why,
+ * except under CI=true (even when jest is run directly, without test/run.mjs): then the block
+ * fails, so a missing service can never pass as green.
+ */
+function describeWith(service: string, url: string | null, title: string, body: () => void): void {
+  if (url) return describe(title, body);
+  if (ci) {
+    describe(title, () => {
+      it(`needs ${service}`, () => {
+        throw new Error(`CI=true but ${service} is not reachable (run the tests through npm test / .ci/run)`);
+      });
+    });
+    return;
+  }
+  describe.skip(`${title} [skipped: no ${service}]`, body);
+}
+
 export const describeWithMysql = (title: string, body: () => void): void =>
-  mysqlUrl ? describe(title, body) : describe.skip(`${title} [skipped: no MySQL at TEST_MYSQL_URL]`, body);
+  describeWith('MySQL at TEST_MYSQL_URL', mysqlUrl, title, body);
 
 export const describeWithRedis = (title: string, body: () => void): void =>
-  redisUrl ? describe(title, body) : describe.skip(`${title} [skipped: no Redis at TEST_REDIS_URL]`, body);
+  describeWith('Redis at TEST_REDIS_URL', redisUrl, title, body);
