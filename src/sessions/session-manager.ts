@@ -170,7 +170,7 @@ export class SessionManager {
         lastTurnDate: now,
         lastUpdatedDate: now,
       });
-      await this.addParticipant(em, session, { id: caller.userId, text: caller.userName }, now);
+      if (!session.callerIsParticipant) await this.addParticipant(em, session, { id: caller.userId, text: caller.userName }, now);
       const event = await this.recordEvent(em, row, null);
       return { turn: row, event };
     });
@@ -600,12 +600,13 @@ export class SessionManager {
   }
 
   /** Reads the session the caller may see, locking its row until the transaction ends. */
-  private async lockSession(em: EntityManager, caller: Caller, id: string): Promise<SessionRow> {
+  private async lockSession(em: EntityManager, caller: Caller, id: string): Promise<SessionRow & { callerIsParticipant: boolean }> {
     const row = await this.lockSessionInOrg(em, caller, id);
-    const participant = await this.isParticipant(em, row.id, caller.userId);
-    if (!canRead(caller, row, participant)) throw notFound('session');
-    return row;
+    const callerIsParticipant = await this.isParticipant(em, row.id, caller.userId);
+    if (!canRead(caller, row, callerIsParticipant)) throw notFound('session');
+    return { ...row, callerIsParticipant };
   }
+
 
   private async lockSessionInOrg(em: EntityManager, scope: OrgScope, id: string): Promise<SessionRow> {
     const qb = em
@@ -642,9 +643,8 @@ export class SessionManager {
     return n > 0;
   }
 
+  /** Only for a user who is not yet a participant; the session row is locked (or new), so this cannot race. */
   private async addParticipant(em: EntityManager, session: SessionRow, user: EntityHeader, now: Date): Promise<void> {
-    // The session row is locked (or the session is new), so check-then-insert cannot race.
-    if (await this.isParticipant(em, session.id, user.id)) return;
     await em.insert(this.db.entities.participants, {
       sessionId: session.id,
       userId: user.id,
