@@ -35,7 +35,9 @@ function queryCountSuite(mysql: boolean): void {
     const edges = res.body.data!.agentSessions.edges;
     expect(edges).toHaveLength(first);
     expect(edges.every((e) => e.node.agentContextName && e.node.participants.length > 0)).toBe(true);
-    return [...t.statements];
+    // The live machinery reads the event log in the background (gap catch-up after the
+    // seed's concurrent writes, retention pruning); a list query never touches it.
+    return t.statements.filter((sql) => !/\b(turn_events|event_counters)\b/.test(sql));
   }
 
   it.each([
