@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { seededRandom as random } from '../src/domain/seeded-random';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createLogger } from '../src/logger';
@@ -41,15 +42,6 @@ const LANGUAGES = [
   { ext: 'java', language: 'java' },
 ];
 
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Definition {
   readonly name: string;

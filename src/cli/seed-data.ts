@@ -1,5 +1,6 @@
 import type { ContextDirectory } from '../contexts/context-directory';
 import type { Caller } from '../domain/caller';
+import { seededRandom } from '../domain/seeded-random';
 import type { SessionManager } from '../sessions/session-manager';
 
 export interface SeedOptions {
@@ -36,7 +37,7 @@ export async function seedDemoData(
   options: SeedOptions,
   progress: (sessionsDone: number) => void = () => undefined,
 ): Promise<SeedResult> {
-  const random = mulberry32(options.randomSeed);
+  const random = seededRandom(options.randomSeed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
   const users: Caller[] = Array.from({ length: options.users }, (_, i) => ({
     userId: `user-${i + 1}`,
@@ -129,16 +130,4 @@ async function ensureContexts<T extends { name: string }, R extends { id: string
   const result: R[] = [];
   for (const w of wanted) result.push(existing.find((e) => e.name === w.name) ?? (await create(w)));
   return result;
-}
-
-/** Small seeded PRNG so a seed run (and the benchmarks built on it) is repeatable. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

@@ -1,17 +1,7 @@
 import { matchesPathPrefix, normalizePathPrefix, pathPrefixesOf } from '../../src/retrieval/chunk-filter';
+import { seededRandom as random } from '../../src/domain/seeded-random';
 import type { ChunkPayload } from '../../src/retrieval/vector-store.port';
 import { VectorTable } from '../../src/retrieval/vector-table';
-
-/** Deterministic pseudo-random numbers (mulberry32), so failures reproduce. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const payload = (path: string, repo = 'acme/api', language: string | null = 'typescript'): ChunkPayload => ({
   repo,
