@@ -57,6 +57,12 @@ export interface LiveConfig {
   readonly wsConnectionInitTimeoutMs: number;
   /** Server ping interval on WebSockets; a peer that does not pong within it is dropped. 0 disables. */
   readonly wsKeepAliveMs: number;
+  /** Operations one WebSocket may run at once; the next gets TOO_MANY_SUBSCRIPTIONS. */
+  readonly wsMaxSubscriptionsPerConnection: number;
+  /** WebSockets one user may hold open on this instance; the next closes with 4429. */
+  readonly wsMaxConnectionsPerUser: number;
+  /** Largest WebSocket message; a larger one closes the socket with 1009. */
+  readonly wsMaxPayloadBytes: number;
   /** Subscribers with the same operation and visibility share one execution per event. */
   readonly wsSharedExecution: boolean;
 }
@@ -88,12 +94,21 @@ export interface AbuseLimits {
   readonly maxDepth: number;
   readonly maxAliases: number;
   readonly maxTokens: number;
+  /** The cost model's limit (graphql/cost.ts). */
   readonly maxCost: number;
+  /** List items one response may hold (graphql/response-budget.ts). */
+  readonly maxResponseItems: number;
   readonly maxDirectives: number;
   readonly bodyLimitBytes: number;
 }
 
 export class ConfigError extends Error {}
+
+/**
+ * GRAPHQL_MAX_COST by default: every operation a real client sends passes at the largest
+ * page size (test/unit/cost-calibration.test.ts checks them), the floods of issue 8 do not.
+ */
+export const DEFAULT_MAX_COST = 30_000;
 
 /** Only for local use: `npm start` and `npm run token` agree on it when JWT_SECRET is unset. */
 export const DEVELOPMENT_JWT_SECRET = 'agent-session-gateway-development-secret-do-not-use-in-production';
@@ -141,7 +156,8 @@ export function loadConfig(env: Env = process.env): Config {
       maxDepth: int(env, 'GRAPHQL_MAX_DEPTH', 10, 1, 100),
       maxAliases: int(env, 'GRAPHQL_MAX_ALIASES', 15, 0, 1000),
       maxTokens: int(env, 'GRAPHQL_MAX_TOKENS', 2000, 10, 100_000),
-      maxCost: int(env, 'GRAPHQL_MAX_COST', 5000, 1, 1_000_000),
+      maxCost: int(env, 'GRAPHQL_MAX_COST', DEFAULT_MAX_COST, 1, 10_000_000),
+      maxResponseItems: int(env, 'GRAPHQL_MAX_RESPONSE_ITEMS', 50_000, 1, 10_000_000),
       maxDirectives: int(env, 'GRAPHQL_MAX_DIRECTIVES', 20, 0, 1000),
       bodyLimitBytes: int(env, 'HTTP_BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 100 * 1024 * 1024),
     },
@@ -163,6 +179,9 @@ export function loadConfig(env: Env = process.env): Config {
       eventRetentionHours: int(env, 'EVENT_RETENTION_HOURS', 72, 1, 24 * 366),
       wsConnectionInitTimeoutMs: int(env, 'WS_CONNECTION_INIT_TIMEOUT_MS', 5_000, 100, 600_000),
       wsKeepAliveMs: int(env, 'WS_KEEPALIVE_MS', 12_000, 0, 600_000),
+      wsMaxSubscriptionsPerConnection: int(env, 'WS_MAX_SUBSCRIPTIONS_PER_CONNECTION', 100, 1, 100_000),
+      wsMaxConnectionsPerUser: int(env, 'WS_MAX_CONNECTIONS_PER_USER', 20, 1, 100_000),
+      wsMaxPayloadBytes: int(env, 'WS_MAX_PAYLOAD_BYTES', 65_536, 1024, 100 * 1024 * 1024),
       wsSharedExecution: bool(env, 'WS_SHARED_EXECUTION', true),
     },
     execute: {

@@ -14,7 +14,7 @@ import { RedisEventBus } from './events/redis-event-bus.adapter';
 import { TurnEventRepository } from './events/turn-event.repository';
 import { TurnEventSequencer } from './events/turn-event-sequencer';
 import type { TurnOutputSink } from './events/turn-output';
-import { createProtection } from './graphql/armor';
+import { createProtection } from './graphql/protection';
 import { SubscriptionExecutor } from './graphql/live/subscription-executor';
 import { gatewaySchema } from './graphql/schema';
 import type { Services } from './graphql/services';
@@ -130,7 +130,7 @@ export async function createGateway(
     live: { statuses, history, output: bus },
     execute: handler,
   };
-  const protection = createProtection(config.limits, config.isProduction);
+  const protection = createProtection(config.limits, config.isProduction, gatewaySchema());
   const server = createServer();
   const { app, apollo } = await createHttpApp({
     config,
@@ -147,7 +147,7 @@ export async function createGateway(
   });
   server.on('request', app);
   orchestrator.startBackgroundWork({ sweeper: hooks.sweeper ?? true });
-  const executor = new SubscriptionExecutor({ logger, shared: config.live.wsSharedExecution });
+  const executor = new SubscriptionExecutor({ logger, shared: config.live.wsSharedExecution, formatError: protection.formatError });
   const websockets = attachGraphQLWebSocket({ config, logger, services, protection, schema: gatewaySchema(), executor, httpServer: server });
   const pruner = new EventPruner(history, config.live.eventRetentionHours, logger);
   pruner.start();

@@ -18,6 +18,10 @@ export const ERROR_CODES = [
   'SERVICE_UNAVAILABLE',
   /** Resuming a subscription from an event that was already pruned (EVENT_RETENTION_HOURS). */
   'EVENTS_PRUNED',
+  /** A WebSocket already runs WS_MAX_SUBSCRIPTIONS_PER_CONNECTION operations; the socket stays open. */
+  'TOO_MANY_SUBSCRIPTIONS',
+  /** The response would hold more list items than GRAPHQL_MAX_RESPONSE_ITEMS. */
+  'RESPONSE_TOO_LARGE',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

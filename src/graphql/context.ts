@@ -1,5 +1,6 @@
 import type { Caller } from '../domain/caller';
 import type { Loaders } from './loaders';
+import type { ResponseBudget } from './response-budget';
 import type { Services } from './services';
 
 /** What every resolver receives: who asks, their own loaders, and the services. */
@@ -8,4 +9,6 @@ export interface GraphQLContext {
   readonly loaders: Loaders;
   readonly services: Services;
   readonly requestId: string;
+  /** List items this operation's response may still hold (one budget per operation or subscription event). */
+  readonly budget: ResponseBudget;
 }

@@ -1,6 +1,6 @@
 import { unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { DomainError, type ErrorCode } from '../domain/errors';
+import { DomainError, ERROR_CODES, type ErrorCode } from '../domain/errors';
 
 /**
  * The one exhaustive mapping from domain error codes to what clients see: the GraphQL
@@ -21,6 +21,8 @@ export const HTTP_STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   CANCELLED: 409,
   SERVICE_UNAVAILABLE: 503,
   EVENTS_PRUNED: 410,
+  TOO_MANY_SUBSCRIPTIONS: 429,
+  RESPONSE_TOO_LARGE: 400,
 };
 
 /** Codes GraphQL servers themselves produce for bad requests; safe to pass through. */
@@ -55,8 +57,16 @@ export function isExpectedError(error: unknown): boolean {
   const cause = original.originalError;
   if (cause && !(cause instanceof GraphQLError)) return false;
   const code = original.extensions.code;
-  return typeof code === 'string' ? PROTOCOL_CODES.has(code) : original.path === undefined;
+  if (typeof code !== 'string') return original.path === undefined;
+  // Transports code their own refusals with domain codes (e.g. TOO_MANY_SUBSCRIPTIONS on a WebSocket).
+  return PROTOCOL_CODES.has(code) || (ERROR_CODES as readonly string[]).includes(code);
 }
+
+/**
+ * graphql-js's hints — `Did you mean "x"?`, `Did you mean the enum value "X"?`, `Did you mean
+ * to use an inline fragment on "T"?` — name schema members; production leaves them out.
+ */
+export const withoutSuggestions = (message: string): string => message.replace(/\s*Did you mean [^?]*\?/g, '').trim();
 
 /** Apollo `formatError`: domain errors get their code, internals never leave the process. */
 export function formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {

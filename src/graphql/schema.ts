@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
 import { buildSchemaSync, type PubSub } from 'type-graphql';
+import { countListItems } from './response-budget';
 import { SessionConnectionResolver, TurnConnectionResolver } from './resolvers/connection.resolver';
 import { ContextResolver } from './resolvers/context.resolver';
 import { ExecuteResolver, ToolCallFieldsResolver, ToolResultFieldsResolver } from './resolvers/execute.resolver';
@@ -50,9 +51,12 @@ const noTopicSubscriptions: PubSub = {
   },
 };
 
-/** The executable schema; type-graphql's metadata is global, so it is built once per process. */
+/**
+ * The executable schema; type-graphql's metadata is global, so it is built once per process.
+ * Every list field counts its items against the operation's response budget.
+ */
 export function gatewaySchema(): GraphQLSchema {
-  built ??= buildSchemaSync({ resolvers: [...resolvers], validate: false, pubSub: noTopicSubscriptions });
+  built ??= countListItems(buildSchemaSync({ resolvers: [...resolvers], validate: false, pubSub: noTopicSubscriptions }));
   return built;
 }
 

@@ -7,9 +7,9 @@ import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHt
 import express, { type Express, type Request, type Router } from 'express';
 import type { Config } from '../config';
 import { isDomainError } from '../domain/errors';
-import type { Protection } from '../graphql/armor';
+import type { Protection } from '../graphql/protection';
 import type { GraphQLContext } from '../graphql/context';
-import { formatError, isExpectedError, toGraphQLError } from '../graphql/error-mapping';
+import { isExpectedError, toGraphQLError } from '../graphql/error-mapping';
 import { createLoaders } from '../graphql/loaders';
 import { gatewaySchema } from '../graphql/schema';
 import type { Services } from '../graphql/services';
@@ -51,7 +51,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<{ app: Express; 
     stopOnTerminationSignals: false,
     csrfPrevention: true,
     validationRules: protection.validationRules,
-    formatError,
+    formatError: protection.formatError,
     logger,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer: deps.httpServer }),
@@ -100,7 +100,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<{ app: Express; 
         res.setHeader('x-request-id', requestId);
         try {
           const { caller } = authenticate(req.headers.authorization, config.jwtSecret);
-          return { caller, services, loaders: createLoaders(caller, services), requestId };
+          return { caller, services, loaders: createLoaders(caller, services), requestId, budget: protection.responseBudget() };
         } catch (e) {
           throw isDomainError(e) ? toGraphQLError(e) : e;
         }

@@ -13,20 +13,20 @@ import {
   type GraphQLSchema,
   type ValidationRule,
 } from 'graphql';
-import { CloseCode, type Context } from 'graphql-ws';
+import type { Context } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Config } from '../config';
 import type { Caller } from '../domain/caller';
 import { isDomainError } from '../domain/errors';
-import type { Protection } from '../graphql/armor';
 import type { GraphQLContext } from '../graphql/context';
-import { formatError } from '../graphql/error-mapping';
 import { formatResult, type SubscriptionExecutor } from '../graphql/live/subscription-executor';
 import { createLoaders, type Loaders } from '../graphql/loaders';
+import type { Protection } from '../graphql/protection';
 import type { Services } from '../graphql/services';
 import type { Logger } from '../logger';
 import { authenticate } from './auth';
+import { ConnectionsPerUser, DocumentCache, GatewayCloseCode, MAX_TOKEN_BYTES } from './ws-limits';
 
 export interface WebSocketDeps {
   readonly config: Config;
@@ -49,11 +49,14 @@ export interface GraphQLWebSocketServer {
 
 interface ConnectionState {
   readonly caller: Caller;
+  /** The caller's key in the per-user connection count. */
+  readonly user: string;
   expiry: NodeJS.Timeout | null;
 }
 
 type ConnectionParams = { readonly authorization?: unknown };
-const DOCUMENT_CACHE_SIZE = 500;
+/** Parsed documents shared by every connection; a bound in (estimated) bytes, not entries. */
+const DOCUMENT_CACHE_BYTES = 16 * 1024 * 1024;
 const PATH = '/graphql';
 /** setTimeout takes at most a signed 32-bit delay. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -62,13 +65,18 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * GraphQL over WebSocket (graphql-transport-ws) on the HTTP server's port and path.
  * `connection_init` carries `{ authorization: "Bearer <jwt>" }`; a missing or bad token
  * closes with 4403, and the socket closes with 4403 when the token expires. Every
- * operation gets the HTTP transport's parser (token limit) and validation rules (depth,
- * aliases, cost...), without introspection in production. Subscriptions run through the
- * SubscriptionExecutor; queries and mutations are executed as usual, per operation.
+ * operation gets the HTTP transport's parser (token limit), validation rules (depth,
+ * aliases, directives) and cost check (with its variables), without introspection in
+ * production. Limits per socket and user: message size (1009), token size (4431),
+ * sockets per user (4429), operations at once per socket (TOO_MANY_SUBSCRIPTIONS, the
+ * socket stays open). Subscriptions run through the SubscriptionExecutor; queries and
+ * mutations are executed as usual, per operation.
  */
 export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketServer {
   const { config, logger, services, protection, schema, executor } = deps;
-  const wss = new WebSocketServer({ noServer: true, maxPayload: config.limits.bodyLimitBytes });
+  const { live } = config;
+  // ws closes a socket whose message is larger with 1009 (message too big).
+  const wss = new WebSocketServer({ noServer: true, maxPayload: live.wsMaxPayloadBytes });
   const rules: ValidationRule[] = [
     ...specifiedRules,
     ...protection.validationRules,
@@ -88,7 +96,8 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
   deps.httpServer.on('upgrade', onUpgrade);
 
   /** Many subscribers send the same few documents: parse and validate each once, share the AST. */
-  const documents = new DocumentCache(DOCUMENT_CACHE_SIZE);
+  const documents = new DocumentCache(DOCUMENT_CACHE_BYTES);
+  const connectionsPerUser = new ConnectionsPerUser(live.wsMaxConnectionsPerUser);
   const parseAndValidate = (query: string): DocumentNode | GraphQLError[] => {
     let document: DocumentNode;
     try {
@@ -106,33 +115,51 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
   };
 
   const formatErrors = (errors: readonly GraphQLError[]): GraphQLFormattedError[] =>
-    errors.map((error) => {
-      const formatted = formatError(error.toJSON(), error);
-      return { ...formatted, message: protection.maskSuggestions(formatted.message) };
-    });
+    errors.map((error) => protection.formatError(error.toJSON(), error));
 
   const disposable = useServer<ConnectionParams>(
     {
       schema,
       isProd: config.isProduction,
-      connectionInitWaitTimeout: config.live.wsConnectionInitTimeoutMs,
+      connectionInitWaitTimeout: live.wsConnectionInitTimeoutMs,
+      // Answering `false` makes graphql-ws close with 4403; a socket closed here first keeps its own code.
       onConnect: (ctx) => {
         const authorization = ctx.connectionParams?.authorization;
+        const socket = ctx.extra.socket;
+        if (typeof authorization === 'string' && Buffer.byteLength(authorization) > MAX_TOKEN_BYTES) {
+          socket.close(GatewayCloseCode.TokenTooLarge, `Token larger than ${MAX_TOKEN_BYTES} bytes`);
+          return false;
+        }
+        let authenticated: ReturnType<typeof authenticate>;
         try {
-          const { caller, expiresAt } = authenticate(typeof authorization === 'string' ? authorization : null, config.jwtSecret);
-          const state: ConnectionState = { caller, expiry: null };
-          states.set(ctx, state);
-          closeAtExpiry(ctx.extra.socket, state, expiresAt);
-          return true;
+          authenticated = authenticate(typeof authorization === 'string' ? authorization : null, config.jwtSecret);
         } catch (e) {
-          // graphql-ws answers `false` with 4403 Forbidden.
           if (isDomainError(e)) return false;
           throw e;
         }
+        const { caller, expiresAt } = authenticated;
+        const user = `${caller.orgId}\n${caller.userId}`;
+        if (!connectionsPerUser.tryOpen(user)) {
+          socket.close(GatewayCloseCode.TooManyRequests, `Too many connections: at most ${live.wsMaxConnectionsPerUser} per user`);
+          return false;
+        }
+        const state: ConnectionState = { caller, user, expiry: null };
+        states.set(ctx, state);
+        closeAtExpiry(socket, state, expiresAt);
+        return true;
       },
       onSubscribe: (ctx, _id, payload) => {
         const state = states.get(ctx);
         if (!state) return [new GraphQLError('Unauthorized', { extensions: { code: 'UNAUTHENTICATED' } })];
+        // graphql-ws has already registered this operation: it counts itself.
+        if (Object.keys(ctx.subscriptions).length > live.wsMaxSubscriptionsPerConnection) {
+          return [
+            new GraphQLError(
+              `At most ${live.wsMaxSubscriptionsPerConnection} operations may run at once on one connection; complete one first`,
+              { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', limit: live.wsMaxSubscriptionsPerConnection } },
+            ),
+          ];
+        }
         let document = documents.get(payload.query);
         if (!document) {
           const checked = parseAndValidate(payload.query);
@@ -140,6 +167,9 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
           document = checked;
           documents.set(payload.query, document);
         }
+        const variables = payload.variables ?? null;
+        const tooCostly = protection.checkCost(document, payload.operationName, variables);
+        if (tooCostly) return [tooCostly];
         const caller = state.caller;
         let loaders: Loaders | null = null;
         const context: GraphQLContext = {
@@ -150,12 +180,13 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
             return (loaders ??= createLoaders(caller, services));
           },
           requestId: randomUUID(),
+          budget: protection.responseBudget(),
         };
         return {
           schema,
           document,
           operationName: payload.operationName ?? null,
-          variableValues: payload.variables ?? null,
+          variableValues: variables,
           contextValue: context,
         };
       },
@@ -163,15 +194,18 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
       // subscriber); graphql-ws only needs an async iterable, and onNext passes them on unchanged.
       subscribe: executor.subscribe as unknown as (args: ExecutionArgs) => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>,
       onNext: (_ctx, _id, _payload, args, result) =>
-        formatResult(result, logger, (args.contextValue as GraphQLContext | undefined)?.requestId ?? 'ws'),
+        formatResult(result, args.contextValue as GraphQLContext, { logger, formatError: protection.formatError }),
       onError: (_ctx, _id, _payload, errors) => formatErrors(errors),
       onClose: (ctx) => {
         const state = states.get(ctx);
-        if (state?.expiry) clearTimeout(state.expiry);
+        if (!state) return;
+        states.delete(ctx);
+        if (state.expiry) clearTimeout(state.expiry);
+        connectionsPerUser.close(state.user);
       },
     },
     wss,
-    config.live.wsKeepAliveMs,
+    live.wsKeepAliveMs,
   );
 
   function closeAtExpiry(socket: WebSocket, state: ConnectionState, expiresAt: Date): void {
@@ -179,7 +213,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
     state.expiry = setTimeout(
       () => {
         if (wait > MAX_TIMER_MS) closeAtExpiry(socket, state, expiresAt);
-        else socket.close(CloseCode.Forbidden, 'Forbidden: token expired');
+        else socket.close(GatewayCloseCode.Forbidden, 'Forbidden: token expired');
       },
       Math.max(0, Math.min(wait, MAX_TIMER_MS)),
     );
@@ -208,24 +242,4 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
       logger.debug('websocket server closed');
     },
   };
-}
-
-/** Valid documents by query text, least recently used dropped first. */
-class DocumentCache {
-  private readonly entries = new Map<string, DocumentNode>();
-  constructor(private readonly max: number) {}
-
-  get(query: string): DocumentNode | undefined {
-    const document = this.entries.get(query);
-    if (document) {
-      this.entries.delete(query);
-      this.entries.set(query, document);
-    }
-    return document;
-  }
-
-  set(query: string, document: DocumentNode): void {
-    this.entries.set(query, document);
-    if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value as string);
-  }
 }

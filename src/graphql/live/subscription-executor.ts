@@ -16,8 +16,9 @@ import { isAdmin, type Caller } from '../../domain/caller';
 import type { DomainError } from '../../domain/errors';
 import type { Logger } from '../../logger';
 import type { GraphQLContext } from '../context';
-import { formatError, isExpectedError } from '../error-mapping';
+import { isExpectedError } from '../error-mapping';
 import type { Loaders } from '../loaders';
+import type { ErrorFormatter } from '../protection';
 import { LiveGroup } from './live-group';
 import { LiveSource } from './live-source';
 
@@ -25,6 +26,8 @@ export interface SubscriptionExecutorOptions {
   readonly logger: Logger;
   /** Share one execution per event between subscribers of the same operation and visibility. */
   readonly shared: boolean;
+  /** How errors reach clients (coded, masked, without suggestions in production). */
+  readonly formatError: ErrorFormatter;
 }
 
 /**
@@ -93,7 +96,8 @@ export class SubscriptionExecutor {
     requestId: string,
   ): Promise<FormattedExecutionResult> {
     this.executions++;
-    const context: GraphQLContext = { caller, services: (args.contextValue as GraphQLContext).services, loaders, requestId };
+    const subscribed = args.contextValue as GraphQLContext;
+    const context: GraphQLContext = { caller, services: subscribed.services, loaders, requestId, budget: subscribed.budget.fresh() };
     const result = await execute({
       schema: args.schema,
       document: args.document,
@@ -102,20 +106,23 @@ export class SubscriptionExecutor {
       rootValue: event,
       contextValue: context,
     });
-    return formatResult(result, this.options.logger, requestId);
+    return formatResult(result, context, this.options);
   }
 }
 
 /**
  * Masks and codes errors as the HTTP transport does; unexpected ones are logged once here.
- * Results that are already formatted (shared ones, sent to many subscribers) pass unchanged.
+ * A result over its response budget becomes the budget's one error. Results that are
+ * already formatted (shared ones, sent to many subscribers) pass unchanged.
  */
 export function formatResult(
   result: ExecutionResult | FormattedExecutionResult,
-  logger: Logger,
-  requestId: string,
+  context: Pick<GraphQLContext, 'budget' | 'requestId'>,
+  { logger, formatError }: Pick<SubscriptionExecutorOptions, 'logger' | 'formatError'>,
 ): FormattedExecutionResult {
+  if (context.budget.exceeded) return context.budget.result();
   if (!result.errors?.some((e) => e instanceof GraphQLError)) return result as FormattedExecutionResult;
+  const { requestId } = context;
   return {
     ...result,
     errors: result.errors.map((error) => {
