@@ -41,6 +41,8 @@ export interface WebSocketDeps {
 export interface GraphQLWebSocketServer {
   /** Open WebSocket connections. */
   readonly connections: number;
+  /** Estimated bytes held by the parsed-document cache. */
+  readonly documentCacheBytes: number;
   /** Refuses new WebSocket upgrades (shutdown has begun). */
   stopAccepting(): void;
   /** Closes every connection with 1001 (going away), waiting at most `graceMs` for clients to answer. */
@@ -207,6 +209,12 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
     wss,
     live.wsKeepAliveMs,
   );
+  // ws closes a socket itself on a protocol error (1009 for a message over WS_MAX_PAYLOAD_BYTES,
+  // 1002, 1007); graphql-ws would print each one to stderr. They are the client's doing.
+  wss.on('connection', (socket: WebSocket) => {
+    socket.removeAllListeners('error');
+    socket.on('error', (err) => logger.debug({ err }, 'websocket protocol error; ws closed the socket'));
+  });
 
   function closeAtExpiry(socket: WebSocket, state: ConnectionState, expiresAt: Date): void {
     const wait = expiresAt.getTime() - Date.now();
@@ -222,6 +230,9 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
   return {
     get connections() {
       return wss.clients.size;
+    },
+    get documentCacheBytes() {
+      return documents.bytes;
     },
     stopAccepting() {
       accepting = false;

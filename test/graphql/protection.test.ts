@@ -1,6 +1,15 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { subscribe, wsClient } from '../support/ws';
+
+/** Requests graphql-js answers with a schema suggestion: a field, an enum value (literal and variable), an inline fragment. */
+const SUGGESTION_BAIT: readonly (readonly [string, string, Record<string, unknown>])[] = [
+  ['a misspelt field', '{ agentSesions { totalCount } }', {}],
+  ['a misspelt enum value', '{ agentSessions(filter: { lastTurnStatus: PENDIN }) { totalCount } }', {}],
+  ['a misspelt enum value in a variable', 'query Q($s: AgentSessionTurnStatus) { agentSessions(filter: { lastTurnStatus: $s }) { totalCount } }', { s: 'PENDIN' }],
+  ['a union member field without a fragment', 'mutation { execute(input: { agentContextId: "ac" }) { primaryOutputText } }', {}],
+];
 
 const nested = (depth: number): string => (depth === 0 ? 'id' : `lastTurn { session { ${nested(depth - 1)} } }`);
 
@@ -68,9 +77,12 @@ describe('abuse limits and transport rules', () => {
     expect(await preflighted.json()).toEqual({ data: { me: { roles: [] } } });
   });
 
-  it('offers introspection and suggestions outside production', async () => {
+  it('offers introspection outside production', async () => {
     expect((await t.gql(token, '{ __schema { queryType { name } } }')).body.data).toEqual({ __schema: { queryType: { name: 'Query' } } });
-    expect((await firstError('{ agentSesions { totalCount } }'))?.message).toMatch(/Did you mean/);
+  });
+
+  it.each(SUGGESTION_BAIT)('suggests outside production, for %s', async (_what, query, variables) => {
+    expect((await t.gql(token, query, variables)).body.errors?.[0]?.message).toMatch(/Did you mean/);
   });
 });
 
@@ -96,9 +108,25 @@ describe('NODE_ENV=production', () => {
     expect(res.body.errors?.[0]?.message).toMatch(/introspection/i);
   });
 
-  it('gives no field suggestions', async () => {
-    const res = await t.gql(token, '{ agentSesions { totalCount } }');
-    expect(res.body.errors?.[0]?.message).not.toMatch(/Did you mean|agentSessions/);
+  it.each(SUGGESTION_BAIT)('gives no suggestions over HTTP, for %s', async (_what, query, variables) => {
+    const errors = (await t.gql(token, query, variables)).body.errors;
+    expect(errors?.length).toBeGreaterThan(0);
+    expect(JSON.stringify(errors)).not.toMatch(/Did you mean|"agentSessions"|"PENDING"|AgentFinalResponse/);
+  });
+
+  it.each(SUGGESTION_BAIT)('gives no suggestions over WebSocket, for %s', async (_what, query, variables) => {
+    const client = wsClient(t.url, token);
+    try {
+      const operation = subscribe(client, query, variables);
+      const errors = await operation.done.then(
+        () => operation.results.flatMap((r) => r.errors ?? []),
+        (e: unknown) => e,
+      );
+      expect(JSON.stringify(errors)).toMatch(/"message"/);
+      expect(JSON.stringify(errors)).not.toMatch(/Did you mean|"agentSessions"|"PENDING"|AgentFinalResponse/);
+    } finally {
+      await client.dispose();
+    }
   });
 
   it('masks unexpected errors and logs them with the request id', async () => {
