@@ -56,6 +56,10 @@ export function parseAgentContext(draft: AgentContextDraft): Omit<AgentContextRe
   if (!COLLECTION.test(vectorCollection)) {
     throw badInput('vectorCollection may contain only letters, digits, "_", "-" and "."', { field: 'vectorCollection' });
   }
+  // "__" separates the org from the collection in org-scoped collection names (retrieval/collection.ts).
+  if (vectorCollection.includes('__')) {
+    throw badInput('vectorCollection must not contain "__" (it separates the organisation in collection names)', { field: 'vectorCollection' });
+  }
   return {
     name: requireText('name', draft.name, LIMITS.name),
     description: optionalText('description', draft.description, LIMITS.description),

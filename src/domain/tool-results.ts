@@ -1,4 +1,4 @@
-import { DomainError } from './errors';
+import { badInput, DomainError } from './errors';
 import type { ToolCall, ToolResult } from './turn';
 
 /** A tool result as a client sent it (AGN-033 5.2), before it is checked. */
@@ -11,6 +11,21 @@ export interface ToolResultSubmission {
 
 const MAX_RESULT_CHARS = 1_000_000;
 const MAX_ERROR_CHARS = 10_000;
+
+/**
+ * The longest a client tool may have run: the longest a continuation may wait for its
+ * results (TOOL_RESULT_TIMEOUT_SECONDS is at most 7 days). It also keeps the value within
+ * GraphQL's Int, which ToolResult.executionMs is.
+ */
+export const MAX_EXECUTION_MS = 7 * 24 * 3600 * 1000;
+
+/** `executionMs` of a submitted tool result, as any transport delivers it. */
+export function parseExecutionMs(value: unknown, at = 'executionMs'): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_EXECUTION_MS) {
+    throw badInput(`${at} must be an integer between 0 and ${MAX_EXECUTION_MS} (milliseconds)`, { field: 'toolResults.executionMs' });
+  }
+  return value;
+}
 
 const mismatch = (message: string, details: Record<string, string | number> = {}) =>
   new DomainError('TOOL_RESULTS_MISMATCH', message, details);
@@ -35,10 +50,8 @@ export function matchToolResults(pending: readonly ToolCall[], submitted: readon
         expectedToolCallId: call.toolCallId,
       });
     }
-    if (!Number.isInteger(result.executionMs) || result.executionMs < 0) {
-      throw mismatch(`executionMs of ${call.toolCallId} must be a non-negative integer`);
-    }
-    return { toolCallId: call.toolCallId, executionMs: result.executionMs, outcome: outcomeOf(call, result) };
+    const executionMs = parseExecutionMs(result.executionMs, `executionMs of ${call.toolCallId}`);
+    return { toolCallId: call.toolCallId, executionMs, outcome: outcomeOf(call, result) };
   });
 }
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { RetrievalError } from './retrieval-error';
 import type { EmbeddingSpace } from './vector-store.port';
 
@@ -14,6 +15,28 @@ export function assertCollectionName(name: string): string {
   return name;
 }
 
+/** Separates the org part from the collection in org-scoped names; refused in `vectorCollection`. */
+export const ORG_SEPARATOR = '__';
+/** Marks an org part that is a hash; no org id kept as it is starts with it. */
+const HASHED_ORG = 'x--';
+
+/**
+ * The org part of an org-scoped collection name. It never contains "__" and never ends in
+ * "_", so the first "__" of `<org part>__<collection>` is always the separator, whatever
+ * the collection: no two (org, collection) pairs share a name. Org ids that already
+ * satisfy that (and do not start with "x--") are kept as they are, so existing indexes
+ * keep their names; any other id becomes "x--" + its SHA-256 in hex.
+ */
+export function orgPartOf(orgId: string): string {
+  const plain =
+    /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(orgId) &&
+    !orgId.includes(ORG_SEPARATOR) &&
+    !orgId.includes('..') &&
+    !orgId.endsWith('_') &&
+    !orgId.startsWith(HASHED_ORG);
+  return plain ? orgId : `${HASHED_ORG}${createHash('sha256').update(orgId, 'utf8').digest('hex')}`;
+}
+
 /**
  * The collection an agent context's `vectorCollection` means. With org-scoped collections
  * (RETRIEVAL_ORG_SCOPED_COLLECTIONS) one org cannot read another's index by naming it.
@@ -21,7 +44,7 @@ export function assertCollectionName(name: string): string {
 export function physicalCollection(orgScoped: boolean, orgId: string | null, collection: string): string {
   if (!orgScoped) return assertCollectionName(collection);
   if (!orgId) throw new RetrievalError('bad-request', 'org-scoped collections need an org id');
-  return assertCollectionName(`${orgId}__${collection}`);
+  return assertCollectionName(`${orgPartOf(orgId)}${ORG_SEPARATOR}${collection}`);
 }
 
 /** Qdrant named vector for an embedder: the collection itself records which embedder filled it. */

@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, readdir, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 
@@ -20,6 +20,9 @@ export interface SourceListing {
 const GENERATED = new Set(['package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml', 'bun.lockb', 'Cargo.lock', 'poetry.lock', 'Pipfile.lock', 'composer.lock', 'Gemfile.lock', 'go.sum']);
 const isGenerated = (name: string): boolean => GENERATED.has(name) || /\.min\.(js|css)$|\.map$/.test(name);
 
+/** Far above any real .gitignore; a larger one stops the listing rather than be read or dropped. */
+export const MAX_IGNORE_FILE_BYTES = 1024 * 1024;
+
 interface IgnoreLevel {
   /** Directory of the .gitignore, relative to the root ('' for the root). */
   readonly base: string;
@@ -36,10 +39,8 @@ export async function listSourceFiles(root: string, maxBytes: number): Promise<S
   const files: SourceFile[] = [];
   let skipped = 0;
   const walk = async (dir: string, rel: string, levels: readonly IgnoreLevel[]): Promise<void> => {
-    const gitignore = join(dir, '.gitignore');
-    const here = existsSync(gitignore)
-      ? [...levels, { base: rel, rules: ignore().add(await readFile(gitignore, 'utf8')) }]
-      : levels;
+    const rules = await readIgnoreRules(join(dir, '.gitignore'));
+    const here = rules === null ? levels : [...levels, { base: rel, rules: ignore().add(rules) }];
     const entries = await readdir(dir, { withFileTypes: true });
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
@@ -58,6 +59,35 @@ export async function listSourceFiles(root: string, maxBytes: number): Promise<S
   };
   await walk(root, '', []);
   return { files, skipped };
+}
+
+/**
+ * A directory's .gitignore, read only when it is a regular file (git does not follow a
+ * symbolic link to one either) of at most MAX_IGNORE_FILE_BYTES. Anything else has no
+ * rules: opened without following links and without blocking, and checked on the open
+ * handle, so a FIFO cannot hang the walk nor /dev/zero fill the memory. One that is too
+ * large fails the listing: dropping its rules could index what it keeps out (secrets).
+ */
+async function readIgnoreRules(path: string): Promise<string | null> {
+  let handle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    // ELOOP: a symbolic link (O_NOFOLLOW).
+    if (code === 'ENOENT' || code === 'ELOOP') return null;
+    throw e;
+  }
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) return null;
+    if (info.size > MAX_IGNORE_FILE_BYTES) throw new Error(`${path} is larger than ${MAX_IGNORE_FILE_BYTES} bytes; not a usable .gitignore`);
+    const buffer = Buffer.alloc(info.size);
+    const { bytesRead } = await handle.read(buffer, 0, info.size, 0);
+    return buffer.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await handle.close();
+  }
 }
 
 function isIgnored(levels: readonly IgnoreLevel[], path: string): boolean {

@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { badInput, isDomainError, type ErrorCode } from '../domain/errors';
 import type { ExecuteResponse } from '../domain/execute-response';
+import { parseExecutionMs } from '../domain/tool-results';
 import { HTTP_STATUS_OF, INTERNAL_MESSAGE } from '../graphql/error-mapping';
 import type { Logger } from '../logger';
 import {
@@ -130,13 +131,9 @@ function activeFileOf(value: unknown, at: string): ActiveFileFields {
 
 function toolResultOf(value: unknown, at: string): ToolResultFields {
   const o = object(value, at);
-  const executionMs = o.executionMs;
-  if (typeof executionMs !== 'number' || !Number.isInteger(executionMs)) {
-    throw badInput(`${at}.executionMs must be an integer`, { field: 'toolResults.executionMs' });
-  }
   return {
     toolCallId: requiredString(o, 'toolCallId', at),
-    executionMs,
+    executionMs: parseExecutionMs(o.executionMs, `${at}.executionMs`),
     resultJson: optionalString(o, 'resultJson', at),
     errorMessage: optionalString(o, 'errorMessage', at),
   };

@@ -258,11 +258,24 @@ describe('contexts', () => {
     expect(list.body.data?.agentContexts.map((c) => c.name)).toEqual(['Backend Platform', 'Docs v2']);
   });
 
+  it('refuses a vectorCollection with "__" (the org separator in collection names), on create and on update, changing nothing', async () => {
+    const created = await t.gql<{ upsertAgentContext: { id: string } }>(tokenOf(boss), upsert, { input: { name: 'EU', vectorCollection: 'eu_docs', defaultModel: 'm' } });
+    const id = created.body.data!.upsertAgentContext.id;
+    for (const input of [{ name: 'Bad', vectorCollection: 'eu__docs', defaultModel: 'm' }, { id, name: 'EU', vectorCollection: 'eu__docs', defaultModel: 'm' }]) {
+      const res = await t.gql(tokenOf(boss), upsert, { input });
+      expect(res.body.errors?.[0]).toMatchObject({ message: expect.stringMatching(/must not contain "__"/), extensions: { code: 'BAD_USER_INPUT', field: 'vectorCollection' } });
+    }
+    const list = await t.gql<{ agentContexts: { name: string; vectorCollection: string }[] }>(tokenOf(boss), '{ agentContexts { name vectorCollection } }');
+    expect(list.body.data?.agentContexts.filter((c) => c.name === 'EU' || c.name === 'Bad')).toEqual([{ name: 'EU', vectorCollection: 'eu_docs' }]);
+  });
+
   it('validates conversation contexts: temperature, tool names and schemas', async () => {
     const m = 'mutation($input: ConversationContextInput!) { upsertConversationContext(input: $input) { id tools { name parametersJson } } }';
     const base = { name: 'Tools', systemPrompt: 'p' };
     for (const bad of [
       { ...base, temperature: 3 },
+      { ...base, temperature: 1e308 },
+      { ...base, temperature: -0.5 },
       { ...base, tools: [{ name: 'has space', parametersJson: '{}' }] },
       { ...base, tools: [{ name: 'ok', parametersJson: '[1' }] },
       { ...base, tools: [{ name: 'dup', parametersJson: '{}' }, { name: 'dup', parametersJson: '{}' }] },

@@ -97,6 +97,24 @@ describeWithMysql('client tool continuations on MariaDB', () => {
     expect(ok.body.data?.execute.kind).toBe('FINAL');
   });
 
+  it.each([
+    ['negative', -1],
+    ['longer than a continuation may wait', 7 * 24 * 3600 * 1000 + 1],
+    ['the largest GraphQL Int', 2 ** 31 - 1],
+  ])('refuses an executionMs that is %s with BAD_USER_INPUT and leaves the turn untouched', async (_what, executionMs) => {
+    const answer = await paused();
+    const before = await h.turn(alice, answer.sessionId, answer.turnId);
+    const [first, second] = results(answer.toolCalls!);
+    const res = await h.execute(alice, { sessionId: answer.sessionId, turnId: answer.turnId, toolResults: [{ ...first!, executionMs }, second!] });
+    expect(res.body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'toolResults.executionMs' });
+    expect(res.body.errors?.[0]?.message).toMatch(/must be an integer between 0 and 604800000/);
+    expect(await h.turn(alice, answer.sessionId, answer.turnId)).toEqual(before);
+    // Beyond GraphQL's Int the request does not even coerce.
+    const huge = await h.execute(alice, { sessionId: answer.sessionId, turnId: answer.turnId, toolResults: [{ ...first!, executionMs: 1e308 }, second!] });
+    expect(huge.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(h.fake.requests).toHaveLength(1);
+  });
+
   it('refuses tool results without the turn, from another user, or for a turn that is not waiting', async () => {
     const answer = await paused();
     const noTurn = await h.execute(alice, { sessionId: answer.sessionId, toolResults: results(answer.toolCalls!) });

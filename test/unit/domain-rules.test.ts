@@ -94,6 +94,11 @@ describe('context validation', () => {
   it('accepts a valid agent context and refuses odd collection names', () => {
     expect(parseAgentContext({ name: 'A', vectorCollection: 'backend.v2', defaultModel: 'm' })).toMatchObject({ vectorCollection: 'backend.v2' });
     expect(() => parseAgentContext({ name: 'A', vectorCollection: '../etc', defaultModel: 'm' })).toThrow(/vectorCollection/);
+    expect(parseAgentContext({ name: 'A', vectorCollection: 'eu_docs', defaultModel: 'm' })).toMatchObject({ vectorCollection: 'eu_docs' });
+    // "__" separates the org in org-scoped collection names.
+    expect(() => parseAgentContext({ name: 'A', vectorCollection: 'eu__docs', defaultModel: 'm' })).toThrow(
+      expect.objectContaining({ code: 'BAD_USER_INPUT', message: expect.stringMatching(/must not contain "__"/) }),
+    );
   });
 
   it('normalises tool schemas and refuses invalid ones', () => {
