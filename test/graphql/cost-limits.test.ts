@@ -20,32 +20,36 @@ async function sessionWithTurns(t: TestGateway, turns: number): Promise<string> 
   return session.id;
 }
 
-describe('the cost limit, on HTTP and WebSocket alike', () => {
-  let t: TestGateway;
-  let token: string;
-  let sessionId: string;
+/** A gateway with alice's session of `turns` turns, for one describe block; WebSocket clients closed with it. */
+function gatewayWithSession(turns: number, env: Record<string, string> = {}) {
+  const h = { t: null as unknown as TestGateway, token: '', sessionId: '' };
   const clients: Client[] = [];
   beforeAll(async () => {
-    t = await startTestGateway({ hooks: { sweeper: false } });
-    token = t.token({ userId: 'alice' });
-    sessionId = await sessionWithTurns(t, 3);
+    h.t = await startTestGateway({ env, hooks: { sweeper: false } });
+    h.token = h.t.token({ userId: 'alice' });
+    h.sessionId = await sessionWithTurns(h.t, turns);
   });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.dispose()));
-    await t.close();
+    await h.t.close();
   });
   const connect = () => {
-    const client = wsClient(t.url, token);
+    const client = wsClient(h.t.url, h.token);
     clients.push(client);
     return client;
   };
+  return { h, connect };
+}
+
+describe('the cost limit, on HTTP and WebSocket alike', () => {
+  const { h, connect } = gatewayWithSession(3);
   /** Statements that read sessions or turns: any means the operation was executed. */
-  const sessionReads = () => t.statements.filter((sql) => /agent_session/.test(sql)).length;
+  const sessionReads = () => h.t.statements.filter((sql) => /agent_session/.test(sql)).length;
 
   const floods = [
-    ['page sizes from a variable', FLOOD_WITH_VARIABLE, () => ({ id: sessionId, n: 100 })],
-    ['page sizes left to the schema default', FLOOD_WITH_DEFAULT, () => ({ id: sessionId })],
-    ['page sizes as literals', FLOOD_WITH_LITERAL, () => ({ id: sessionId })],
+    ['page sizes from a variable', FLOOD_WITH_VARIABLE, () => ({ id: h.sessionId, n: 100 })],
+    ['page sizes left to the schema default', FLOOD_WITH_DEFAULT, () => ({ id: h.sessionId })],
+    ['page sizes as literals', FLOOD_WITH_LITERAL, () => ({ id: h.sessionId })],
   ] as const;
   const refusal = expect.objectContaining({
     message: expect.stringMatching(new RegExp(`^Query cost \\d+ exceeds the limit of ${DEFAULT_MAX_COST}`)),
@@ -53,8 +57,8 @@ describe('the cost limit, on HTTP and WebSocket alike', () => {
   });
 
   it.each(floods)('refuses the flood over HTTP before executing it, with %s', async (_how, query, variables) => {
-    t.statements.length = 0;
-    const res = await t.gql(token, query, variables());
+    h.t.statements.length = 0;
+    const res = await h.t.gql(h.token, query, variables());
     expect(res.status).toBe(400);
     expect(res.body.data).toBeUndefined();
     expect(res.body.errors).toEqual([refusal]);
@@ -62,21 +66,21 @@ describe('the cost limit, on HTTP and WebSocket alike', () => {
   });
 
   it.each(floods)('refuses the flood over WebSocket before executing it, with %s', async (_how, query, variables) => {
-    t.statements.length = 0;
+    h.t.statements.length = 0;
     const flood = subscribe(connect(), query, variables());
     await expect(flood.done).rejects.toEqual([refusal]);
     expect(sessionReads()).toBe(0);
   });
 
   it('lets a dashboard page of 100 summaries and a page of 100 turns in, on both transports', async () => {
-    const summaries = await t.gql(token, SUMMARY_PAGE, { first: MAX_PAGE_SIZE });
+    const summaries = await h.t.gql(h.token, SUMMARY_PAGE, { first: MAX_PAGE_SIZE });
     expect(summaries.body.errors).toBeUndefined();
     expect(summaries.body.data).toMatchObject({ agentSessions: { totalCount: 1 } });
-    const turns = await t.gql<{ agentSession: { turns: { edges: unknown[] } } }>(token, SESSION_TURNS, { id: sessionId, first: MAX_PAGE_SIZE });
+    const turns = await h.t.gql<{ agentSession: { turns: { edges: unknown[] } } }>(h.token, SESSION_TURNS, { id: h.sessionId, first: MAX_PAGE_SIZE });
     expect(turns.body.errors).toBeUndefined();
     expect(turns.body.data?.agentSession.turns.edges).toHaveLength(3);
 
-    const overWs = subscribe<{ agentSession: { participants: { id: string }[] } }>(connect(), SESSION_TURNS, { id: sessionId, first: MAX_PAGE_SIZE });
+    const overWs = subscribe<{ agentSession: { participants: { id: string }[] } }>(connect(), SESSION_TURNS, { id: h.sessionId, first: MAX_PAGE_SIZE });
     await overWs.done;
     expect(overWs.results[0]?.errors).toBeUndefined();
     expect(overWs.data[0]?.agentSession.participants.map((p) => p.id).sort()).toEqual(['alice', 'bob']);
@@ -84,37 +88,20 @@ describe('the cost limit, on HTTP and WebSocket alike', () => {
 });
 
 describe('the response budget (GRAPHQL_MAX_RESPONSE_ITEMS)', () => {
-  let t: TestGateway;
-  let token: string;
-  let sessionId: string;
-  const clients: Client[] = [];
-  beforeAll(async () => {
-    t = await startTestGateway({ env: { GRAPHQL_MAX_RESPONSE_ITEMS: '25' }, hooks: { sweeper: false } });
-    token = t.token({ userId: 'alice' });
-    sessionId = await sessionWithTurns(t, 30);
-  });
-  afterAll(async () => {
-    await Promise.all(clients.map((c) => c.dispose()));
-    await t.close();
-  });
-  const connect = () => {
-    const client = wsClient(t.url, token);
-    clients.push(client);
-    return client;
-  };
+  const { h, connect } = gatewayWithSession(30, { GRAPHQL_MAX_RESPONSE_ITEMS: '25' });
   const PAGE = 'query P($id: ID!, $first: Int) { agentSession(id: $id) { name turns(first: $first) { edges { node { id warnings } } } } }';
   const tooLarge = { data: null, errors: [{ message: expect.stringMatching(/more than 25 list items/), extensions: { code: 'RESPONSE_TOO_LARGE', maxItems: 25 } }] };
 
   it('answers a response that would hold more list items with one error and no partial data, over HTTP', async () => {
-    const res = await t.gql(token, PAGE, { id: sessionId, first: 30 });
+    const res = await h.t.gql(h.token, PAGE, { id: h.sessionId, first: 30 });
     expect(res.body).toEqual(tooLarge);
-    const small = await t.gql<{ agentSession: { turns: { edges: unknown[] } } }>(token, PAGE, { id: sessionId, first: 20 });
+    const small = await h.t.gql<{ agentSession: { turns: { edges: unknown[] } } }>(h.token, PAGE, { id: h.sessionId, first: 20 });
     expect(small.body.errors).toBeUndefined();
     expect(small.body.data?.agentSession.turns.edges).toHaveLength(20);
   });
 
   it('does the same over WebSocket', async () => {
-    const query = subscribe(connect(), PAGE, { id: sessionId, first: 30 });
+    const query = subscribe(connect(), PAGE, { id: h.sessionId, first: 30 });
     await query.done;
     expect(query.results).toEqual([tooLarge]);
   });
@@ -123,11 +110,11 @@ describe('the response budget (GRAPHQL_MAX_RESPONSE_ITEMS)', () => {
     const live = subscribe(
       connect(),
       'subscription S($id: ID!) { turnStatusChanged(sessionId: $id) { status turn { session { turns(first: 30) { edges { node { id } } } } } } }',
-      { id: sessionId },
+      { id: h.sessionId },
     );
-    await waitUntil(() => t.gateway.live.executor.subscriberCount === 1);
-    const { sessions } = t.gateway.services;
-    await addTurn(sessions, alice, sessionId, 'one more');
+    await waitUntil(() => h.t.gateway.live.executor.subscriberCount === 1);
+    const { sessions } = h.t.gateway.services;
+    await addTurn(sessions, alice, h.sessionId, 'one more');
     const [event] = await live.waitFor(1);
     expect(event).toEqual(tooLarge);
     live.unsubscribe();

@@ -103,5 +103,43 @@ describe('WebSocket limits (defaults)', () => {
     const bytes = t.gateway.live.websockets.documentCacheBytes;
     expect(bytes).toBeGreaterThan(8 * 1024 * 1024);
     expect(bytes).toBeLessThanOrEqual(16 * 1024 * 1024);
+  }, 60_000);
+});
+
+describe('WebSocket limits (configured)', () => {
+  let t: TestGateway;
+  const opened: RawSocket[] = [];
+  beforeAll(async () => {
+    t = await startTestGateway({
+      env: { WS_MAX_SUBSCRIPTIONS_PER_CONNECTION: '2', WS_MAX_CONNECTIONS_PER_USER: '1', WS_MAX_PAYLOAD_BYTES: '2048' },
+      hooks: { sweeper: false },
+    });
+  });
+  afterAll(async () => {
+    opened.forEach((s) => s.ws.terminate());
+    await t.close();
+  });
+  const socket = () => {
+    const s = new RawSocket(t.url);
+    opened.push(s);
+    return s;
+  };
+  const init = (s: RawSocket) => s.send({ type: 'connection_init', payload: { authorization: `Bearer ${t.token({ userId: 'alice' })}` } });
+
+  it('follows WS_MAX_SUBSCRIPTIONS_PER_CONNECTION, WS_MAX_CONNECTIONS_PER_USER and WS_MAX_PAYLOAD_BYTES', async () => {
+    const session = await t.gateway.services.sessions.createSession(alice, { name: 'watched', agentContextId: 'ac' });
+    const first = socket();
+    await init(first);
+    await first.waitForMessage('connection_ack');
+    for (const id of ['a', 'b', 'c']) await first.send({ id, type: 'subscribe', payload: { query: STATUS, variables: { id: session.id } } });
+    const refused = await first.waitForMessage('error');
+    expect(refused).toMatchObject({ id: 'c', payload: [{ extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', limit: 2 } }] });
+
+    const second = socket();
+    await init(second);
+    expect((await second.closed).code).toBe(4429);
+
+    await first.send({ id: 'd', type: 'subscribe', payload: { query: `{ agentSession(id: "${'x'.repeat(2100)}") { id } }` } });
+    expect((await first.closed).code).toBe(1009);
   });
 });

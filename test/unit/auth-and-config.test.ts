@@ -53,8 +53,15 @@ describe('loadConfig', () => {
     ['DATABASE_URL', 'postgres://x'],
     ['NODE_ENV', 'staging'],
     ['GRAPHQL_MAX_DEPTH', '0'],
+    ['GRAPHQL_MAX_COST', '-5'],
+    ['GRAPHQL_MAX_RESPONSE_ITEMS', '1.5'],
   ])('names %s when its value %p does not parse', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+  });
+
+  it('reads the cost and response limits', () => {
+    expect(loadConfig({}).limits).toMatchObject({ maxCost: 30_000, maxResponseItems: 50_000 });
+    expect(loadConfig({ GRAPHQL_MAX_COST: '1000', GRAPHQL_MAX_RESPONSE_ITEMS: '10' }).limits).toMatchObject({ maxCost: 1000, maxResponseItems: 10 });
   });
 
   it('accepts mariadb:// as a MySQL URL', () => {

@@ -205,6 +205,9 @@ describe('live configuration', () => {
       eventRetentionHours: 72,
       wsConnectionInitTimeoutMs: 5_000,
       wsKeepAliveMs: 12_000,
+      wsMaxSubscriptionsPerConnection: 100,
+      wsMaxConnectionsPerUser: 20,
+      wsMaxPayloadBytes: 65_536,
       wsSharedExecution: true,
     });
   });
@@ -217,6 +220,9 @@ describe('live configuration', () => {
         EVENT_RETENTION_HOURS: '24',
         WS_CONNECTION_INIT_TIMEOUT_MS: '1000',
         WS_KEEPALIVE_MS: '0',
+        WS_MAX_SUBSCRIPTIONS_PER_CONNECTION: '10',
+        WS_MAX_CONNECTIONS_PER_USER: '3',
+        WS_MAX_PAYLOAD_BYTES: '4096',
         WS_SHARED_EXECUTION: 'false',
       }).live,
     ).toEqual({
@@ -225,6 +231,9 @@ describe('live configuration', () => {
       eventRetentionHours: 24,
       wsConnectionInitTimeoutMs: 1000,
       wsKeepAliveMs: 0,
+      wsMaxSubscriptionsPerConnection: 10,
+      wsMaxConnectionsPerUser: 3,
+      wsMaxPayloadBytes: 4096,
       wsSharedExecution: false,
     });
   });
@@ -236,6 +245,9 @@ describe('live configuration', () => {
     ['WS_CONNECTION_INIT_TIMEOUT_MS', 'soon'],
     ['WS_KEEPALIVE_MS', '-1'],
     ['WS_SHARED_EXECUTION', 'maybe'],
+    ['WS_MAX_SUBSCRIPTIONS_PER_CONNECTION', '0'],
+    ['WS_MAX_CONNECTIONS_PER_USER', 'many'],
+    ['WS_MAX_PAYLOAD_BYTES', '100'],
   ])('names %s when its value %p does not parse', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
   });
