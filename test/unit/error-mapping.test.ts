@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 import { DomainError, ERROR_CODES } from '../../src/domain/errors';
-import { formatError, HTTP_STATUS_OF, INTERNAL_MESSAGE } from '../../src/graphql/error-mapping';
+import { formatError, HTTP_STATUS_OF, INTERNAL_MESSAGE, withoutSuggestions } from '../../src/graphql/error-mapping';
 
 describe('error mapping', () => {
   it('has an HTTP status for every domain code', () => {
@@ -26,5 +26,24 @@ describe('error mapping', () => {
     const e = new GraphQLError('Cannot query field "nope" on type "Query".');
     const formatted = formatError({ message: e.message, extensions: { code: 'GRAPHQL_VALIDATION_FAILED', stacktrace: ['x'] } }, e);
     expect(formatted).toEqual({ message: e.message, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
+  });
+
+  it('passes a transport refusal coded with a domain code, and masks an error with a code of nobody\'s', () => {
+    const refusal = new GraphQLError('At most 2 operations', { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', limit: 2 } });
+    expect(formatError(refusal.toJSON(), refusal)).toEqual({ message: 'At most 2 operations', extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', limit: 2 } });
+    const odd = new GraphQLError('select * from secrets', { extensions: { code: 'ER_PARSE' } });
+    expect(formatError(odd.toJSON(), odd)).toEqual({ message: INTERNAL_MESSAGE, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+  });
+
+  it.each([
+    ['Cannot query field "agentSesions" on type "Query". Did you mean "agentSessions" or "agentSession"?', 'Cannot query field "agentSesions" on type "Query".'],
+    ['Value "PENDIN" does not exist in "AgentSessionTurnStatus" enum. Did you mean the enum value "PENDING"?', 'Value "PENDIN" does not exist in "AgentSessionTurnStatus" enum.'],
+    [
+      'Cannot query field "primaryOutputText" on type "AgentExecuteResponse". Did you mean to use an inline fragment on "AgentFinalResponse" or "AgentToolContinuation"?',
+      'Cannot query field "primaryOutputText" on type "AgentExecuteResponse".',
+    ],
+    ['Variable "$s" got invalid value "PENDIN"; Value "PENDIN" does not exist in "AgentSessionTurnStatus" enum. Did you mean the enum value "PENDING"?', 'Variable "$s" got invalid value "PENDIN"; Value "PENDIN" does not exist in "AgentSessionTurnStatus" enum.'],
+  ])('removes the suggestion from %p', (message, masked) => {
+    expect(withoutSuggestions(message)).toBe(masked);
   });
 });
