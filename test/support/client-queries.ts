@@ -97,7 +97,10 @@ export interface ClientOperation {
 export function clientOperations(schema: GraphQLSchema, pageSize: number): ClientOperation[] {
   const sources: { name: string; text: string }[] = [
     { name: 'dashboard', text: `${SUMMARY_PAGE}\n${SESSION_TURNS}` },
-    ...['test/operations', 'src/client/operations'].flatMap((dir) => graphqlFiles(join(ROOT, dir)).map((file) => ({ name: `${dir}/${file}`, text: readFileSync(join(ROOT, dir, file), 'utf8') }))),
+    // One document per folder: an operation may spread a fragment another file of its folder defines.
+    ...['test/operations', 'src/client/operations']
+      .map((dir) => ({ name: dir, text: graphqlFiles(join(ROOT, dir)).map((file) => readFileSync(join(ROOT, dir, file), 'utf8')).join('\n') }))
+      .filter(({ text }) => text.trim() !== ''),
     ...readmeQueries().map((text, i) => ({ name: `README query ${i + 1}`, text })),
   ];
   return sources.flatMap(({ name, text }) => {
