@@ -18,6 +18,8 @@ export const ERROR_CODES = [
   'SERVICE_UNAVAILABLE',
   /** Resuming a subscription from an event that was already pruned (EVENT_RETENTION_HOURS). */
   'EVENTS_PRUNED',
+  /** A per-user or per-org budget (executes per minute, turns in flight) is spent; details carry retryAfterSeconds. */
+  'RATE_LIMITED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

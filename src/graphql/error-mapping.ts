@@ -21,6 +21,7 @@ export const HTTP_STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   CANCELLED: 409,
   SERVICE_UNAVAILABLE: 503,
   EVENTS_PRUNED: 410,
+  RATE_LIMITED: 429,
 };
 
 /** Codes GraphQL servers themselves produce for bad requests; safe to pass through. */
