@@ -81,11 +81,13 @@ export async function createGateway(
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.dbPoolSize,
+    connectTimeoutMs: config.dbConnectTimeoutMs,
+    queryTimeoutMs: config.dbQueryTimeoutMs,
     logger,
     ...(hooks.onQuery ? { onQuery: hooks.onQuery } : {}),
   });
   const bus: EventBus = config.live.redisUrl
-    ? new RedisEventBus({ url: config.live.redisUrl, keyPrefix: config.live.redisKeyPrefix, logger })
+    ? new RedisEventBus({ url: config.live.redisUrl, keyPrefix: config.live.redisKeyPrefix, timeoutMs: config.live.redisTimeoutMs, logger })
     : new InProcessEventBus(logger);
   const history = new TurnEventRepository(db);
   const statuses = new TurnEventSequencer(bus, history, logger);

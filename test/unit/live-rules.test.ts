@@ -206,6 +206,7 @@ describe('live configuration', () => {
       wsConnectionInitTimeoutMs: 5_000,
       wsKeepAliveMs: 12_000,
       wsSharedExecution: true,
+      redisTimeoutMs: 2_000,
     });
   });
 
@@ -218,6 +219,7 @@ describe('live configuration', () => {
         WS_CONNECTION_INIT_TIMEOUT_MS: '1000',
         WS_KEEPALIVE_MS: '0',
         WS_SHARED_EXECUTION: 'false',
+        REDIS_TIMEOUT_MS: '500',
       }).live,
     ).toEqual({
       redisUrl: 'rediss://cache:6380/2',
@@ -226,6 +228,7 @@ describe('live configuration', () => {
       wsConnectionInitTimeoutMs: 1000,
       wsKeepAliveMs: 0,
       wsSharedExecution: false,
+      redisTimeoutMs: 500,
     });
   });
 
@@ -236,6 +239,7 @@ describe('live configuration', () => {
     ['WS_CONNECTION_INIT_TIMEOUT_MS', 'soon'],
     ['WS_KEEPALIVE_MS', '-1'],
     ['WS_SHARED_EXECUTION', 'maybe'],
+    ['REDIS_TIMEOUT_MS', '10'],
   ])('names %s when its value %p does not parse', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
   });
