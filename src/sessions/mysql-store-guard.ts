@@ -196,7 +196,11 @@ export class MysqlStoreGuard {
     return Math.min(1_000, this.options.connectTimeoutMs);
   }
 
-  /** Connects afresh and runs SELECT 1, all within the connect timeout. */
+  /**
+   * Connects afresh and runs SELECT 1, all within the connect timeout. A server that answers
+   * with an error (too many connections, access denied) is reachable: failing every request
+   * fast would not help it.
+   */
   private probe(): Promise<boolean> {
     return new Promise((resolve) => {
       const connection = createConnection({ uri: this.options.url, connectTimeout: this.options.connectTimeoutMs });
@@ -209,8 +213,9 @@ export class MysqlStoreGuard {
         resolve(reachable);
       };
       const timer = setTimeout(() => answer(false), this.options.connectTimeoutMs);
-      connection.on('error', () => answer(false));
-      connection.query('SELECT 1', (err) => answer(!err));
+      const verdict = (err: QueryError | null) => answer(!err || typeof err.sqlState === 'string');
+      connection.on('error', verdict);
+      connection.query('SELECT 1', verdict);
     });
   }
 }
