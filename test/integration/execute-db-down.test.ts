@@ -25,7 +25,14 @@ describeWithMysql('the database going away and coming back', () => {
     viaProxy.host = `127.0.0.1:${proxy.port}`;
     h = await startExecuteHarness({
       databaseUrl: viaProxy.toString(),
-      env: { TURN_LEASE_SECONDS: '2', DB_POOL_SIZE: '4', DB_CONNECT_TIMEOUT_MS: '500', DB_QUERY_TIMEOUT_MS: '3000' },
+      env: {
+        TURN_LEASE_SECONDS: '2',
+        DB_POOL_SIZE: '4',
+        DB_CONNECT_TIMEOUT_MS: '500',
+        DB_QUERY_TIMEOUT_MS: '3000',
+        LLM_TIMEOUT_MS: '2000',
+        LLM_MAX_RETRIES: '0',
+      },
     });
   });
   afterEach(() => proxy.restore());
@@ -51,6 +58,15 @@ describeWithMysql('the database going away and coming back', () => {
     const result = await request();
     expect(Date.now() - started).toBeLessThan(FAST_MS);
     return result;
+  };
+  /** Polls the turn (reads fail while the database is away) until it left PENDING. */
+  const settled = async (sessionId: string, turnId: string): Promise<TurnView> => {
+    let turn: TurnView | null = null;
+    await until('the turn to leave PENDING', async () => {
+      turn = await h.turn(alice, sessionId, turnId);
+      return turn.status !== 'PENDING';
+    });
+    return turn!;
   };
   const until = async (what: string, check: () => Promise<boolean>): Promise<void> => {
     const deadline = Date.now() + 20_000;
@@ -118,13 +134,21 @@ describeWithMysql('the database going away and coming back', () => {
       });
       const { sessionId, turnId } = res.body.errors![0]!.extensions as { sessionId: string; turnId: string };
       proxy.restore();
-      let turn: TurnView | null = null;
-      await until('the kept answer to be stored', async () => {
-        turn = await h.turn(alice, sessionId, turnId);
-        return turn.status !== 'PENDING';
-      });
+      const turn = await settled(sessionId, turnId);
       expect(turn).toMatchObject({ status: 'COMPLETED', agentAnswerSummary: 'late answer', errors: [] });
-      expect((await h.blob(alice, turn!.fullAgentAnswerUrl!)).text).toBe('late answer');
+      expect((await h.blob(alice, turn.fullAgentAnswerUrl!)).text).toBe('late answer');
+    });
+
+    it("fails a turn whose provider call failed while the database was away, with the provider's reason, once it is back", async () => {
+      h.fake.enqueue({ kind: 'hang' });
+      const waiting = h.execute(alice, { instruction: 'The model times out while the database is away' });
+      await h.fake.waitForRequests(h.fake.requests.length + 1);
+      proxy.cut(mode);
+      const res = await fast(() => waiting);
+      expect(res.body.errors?.[0]?.extensions).toMatchObject({ code: 'LLM_TIMEOUT', turnId: expect.any(String) });
+      const { sessionId, turnId } = res.body.errors![0]!.extensions as { sessionId: string; turnId: string };
+      proxy.restore();
+      expect(await settled(sessionId, turnId)).toMatchObject({ status: 'FAILED', errors: ['the model did not finish answering within 2000 ms'] });
     });
   });
 });
