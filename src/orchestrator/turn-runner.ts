@@ -165,10 +165,6 @@ export class TurnRunner {
         openAIResponsePayloadUrl: responseUrl,
       });
     }
-    if (isDatabaseUnavailable(e)) {
-      // Nothing can be written now; the turn's lease runs out and a sweeper fails it.
-      return new DomainError('SERVICE_UNAVAILABLE', 'the session store is unavailable; try again later', this.idsOf(run));
-    }
     if (e instanceof BlobStoreUnavailableError) {
       return this.fail(run, flight, 'SERVICE_UNAVAILABLE', 'the blob store is unavailable, so the turn could not be stored');
     }
