@@ -54,6 +54,10 @@ async function startGateway(env: Record<string, string>): Promise<GatewayProcess
       DATA_DIR: dataDir,
       JWT_SECRET: SECRET,
       DB_POOL_SIZE: '20',
+      // One bench user sends thousands of executes: the per-user budgets would stop it.
+      RATE_LIMIT_EXECUTES_PER_MINUTE: '0',
+      RATE_LIMIT_ORG_EXECUTES_PER_MINUTE: '0',
+      MAX_TURNS_IN_FLIGHT_PER_USER: '0',
       ...(database ? { DATABASE_URL: database.url } : {}),
       ...env,
     },

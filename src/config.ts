@@ -15,6 +15,10 @@ export interface Config {
   readonly dataDir: string;
   readonly databaseUrl: string | null;
   readonly dbPoolSize: number;
+  /** Longest wait for a new MySQL connection, and for the reachability probe. */
+  readonly dbConnectTimeoutMs: number;
+  /** Longest one MySQL statement may run; its connection is then discarded. */
+  readonly dbQueryTimeoutMs: number;
   readonly jwtSecret: string;
   /** True when JWT_SECRET was not set and the well-known development secret is in use. */
   readonly jwtSecretIsDefault: boolean;
@@ -28,6 +32,14 @@ export interface Config {
   readonly live: LiveConfig;
   readonly execute: ExecuteConfig;
   readonly blobs: BlobConfig;
+  /** Per-user and per-org budgets for executes; 0 means no limit. */
+  readonly budgets: BudgetConfig;
+}
+
+export interface BudgetConfig {
+  readonly executesPerMinute: number;
+  readonly orgExecutesPerMinute: number;
+  readonly turnsInFlightPerUser: number;
 }
 
 export interface RetrievalConfig {
@@ -65,6 +77,8 @@ export interface LiveConfig {
   readonly wsMaxPayloadBytes: number;
   /** Subscribers with the same operation and visibility share one execution per event. */
   readonly wsSharedExecution: boolean;
+  /** A Redis command or PING unanswered for this long counts as Redis being away. */
+  readonly redisTimeoutMs: number;
 }
 
 /** The turn pipeline (issue 3). */
@@ -150,6 +164,8 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: resolve(env.DATA_DIR?.trim() || './data'),
     databaseUrl: databaseUrl?.replace(/^mariadb:/, 'mysql:') ?? null,
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 1000),
+    dbConnectTimeoutMs: int(env, 'DB_CONNECT_TIMEOUT_MS', 3_000, 100, 120_000),
+    dbQueryTimeoutMs: int(env, 'DB_QUERY_TIMEOUT_MS', 30_000, 100, 3_600_000),
     jwtSecret: jwtSecret || DEVELOPMENT_JWT_SECRET,
     jwtSecretIsDefault: jwtSecret === '',
     limits: {
@@ -183,6 +199,7 @@ export function loadConfig(env: Env = process.env): Config {
       wsMaxConnectionsPerUser: int(env, 'WS_MAX_CONNECTIONS_PER_USER', 20, 1, 100_000),
       wsMaxPayloadBytes: int(env, 'WS_MAX_PAYLOAD_BYTES', 65_536, 1024, 100 * 1024 * 1024),
       wsSharedExecution: bool(env, 'WS_SHARED_EXECUTION', true),
+      redisTimeoutMs: int(env, 'REDIS_TIMEOUT_MS', 2_000, 50, 60_000),
     },
     execute: {
       defaultModel: env.OPENAI_MODEL?.trim() || 'gpt-4.1-mini',
@@ -201,6 +218,11 @@ export function loadConfig(env: Env = process.env): Config {
       s3Endpoint: url(env, 'S3_ENDPOINT'),
       s3Region: env.S3_REGION?.trim() || env.AWS_REGION?.trim() || 'us-east-1',
       s3ForcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', Boolean(env.S3_ENDPOINT?.trim())),
+    },
+    budgets: {
+      executesPerMinute: int(env, 'RATE_LIMIT_EXECUTES_PER_MINUTE', 60, 0, 1_000_000),
+      orgExecutesPerMinute: int(env, 'RATE_LIMIT_ORG_EXECUTES_PER_MINUTE', 1_000, 0, 10_000_000),
+      turnsInFlightPerUser: int(env, 'MAX_TURNS_IN_FLIGHT_PER_USER', 10, 0, 100_000),
     },
   };
 }

@@ -3,6 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BlobStore } from './blobs/blob-store.port';
+import { LimitedExecuteBudget } from './budgets/execute-budget';
+import type { ExecuteBudget } from './budgets/execute-budget.port';
+import { memoryBudgetStores } from './budgets/memory-budget.adapter';
+import { redisBudgetStores } from './budgets/redis-budget.adapter';
 import { FilesystemBlobStore } from './blobs/filesystem.adapter';
 import { S3BlobStore } from './blobs/s3.adapter';
 import { ConfigError, loadConfig, type Config } from './config';
@@ -77,11 +81,13 @@ export async function createGateway(
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.dbPoolSize,
+    connectTimeoutMs: config.dbConnectTimeoutMs,
+    queryTimeoutMs: config.dbQueryTimeoutMs,
     logger,
     ...(hooks.onQuery ? { onQuery: hooks.onQuery } : {}),
   });
   const bus: EventBus = config.live.redisUrl
-    ? new RedisEventBus({ url: config.live.redisUrl, keyPrefix: config.live.redisKeyPrefix, logger })
+    ? new RedisEventBus({ url: config.live.redisUrl, keyPrefix: config.live.redisKeyPrefix, timeoutMs: config.live.redisTimeoutMs, logger })
     : new InProcessEventBus(logger);
   const history = new TurnEventRepository(db);
   const statuses = new TurnEventSequencer(bus, history, logger);
@@ -107,7 +113,9 @@ export async function createGateway(
     instanceId: `gw-${randomUUID()}`,
   });
   const { execute } = config;
+  const budget = executeBudgetOf(config, logger);
   const handler = new RequestHandler({
+    budget,
     orchestrator,
     idempotency: new IdempotentCalls(
       idempotencyKeys,
@@ -189,6 +197,7 @@ export async function createGateway(
         } finally {
           clearTimeout(forced);
           await runHooks(shutdownHooks, config.shutdownGraceMs, logger);
+          await budget.close();
           await pruner.stop();
           statuses.close();
           await bus.close();
@@ -210,6 +219,16 @@ export interface GatewayHooks {
   readonly retriever?: Retriever;
   /** False keeps the periodic turn sweeper off (its queries would be counted by statement-count tests). */
   readonly sweeper?: boolean;
+}
+
+/** Budgets shared through Redis when REDIS_URL is set, else counted in this process. */
+function executeBudgetOf(config: Config, logger: Logger): ExecuteBudget {
+  const { redisUrl, redisKeyPrefix, redisTimeoutMs } = config.live;
+  const stores = redisUrl
+    ? redisBudgetStores(config.budgets, { url: redisUrl, keyPrefix: redisKeyPrefix, timeoutMs: redisTimeoutMs, logger })
+    : memoryBudgetStores(config.budgets);
+  // A slot lapses like a turn lease: renewed while its instance lives.
+  return new LimitedExecuteBudget({ limits: config.budgets, stores, slotTtlMs: config.execute.turnLeaseSeconds * 1000, logger });
 }
 
 /** S3 when S3_BUCKET is set, else files under DATA_DIR/blobs. */

@@ -35,8 +35,8 @@ export interface ConversationContextRow {
 export function contextEntities(dialect: Dialect) {
   const t = columnTypes(dialect);
   const common = {
-    id: { type: 'varchar' as const, length: 64, primary: true },
-    orgId: { type: 'varchar' as const, length: 64, name: 'org_id' },
+    id: { type: 'varchar' as const, length: 64, primary: true, ...t.exactId },
+    orgId: { type: 'varchar' as const, length: 64, name: 'org_id', ...t.exactId },
     name: { type: 'varchar' as const, length: 200 },
     description: { type: t.text, nullable: true },
     creationDate: { ...t.datetime, name: 'creation_date' },

@@ -22,6 +22,8 @@ export const ERROR_CODES = [
   'TOO_MANY_SUBSCRIPTIONS',
   /** The response would hold more list items than GRAPHQL_MAX_RESPONSE_ITEMS. */
   'RESPONSE_TOO_LARGE',
+  /** A per-user or per-org budget (executes per minute, turns in flight) is spent; details carry retryAfterSeconds. */
+  'RATE_LIMITED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

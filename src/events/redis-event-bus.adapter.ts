@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { DomainError } from '../domain/errors';
 import type { Logger } from '../logger';
 import type { EventBus } from './event-bus.port';
+import { reconnectWhenSilent, redisRetryStrategy } from './redis-connection';
 import { decodeOutputDelta, decodeStatusEvent, encodeOutputDelta, encodeStatusEvent } from './event-wire';
 import { DEFAULT_OUTPUT_LIMITS, type OutputBufferLimits } from './output-buffer';
 import type { TurnStatusEvent } from './turn-events';
@@ -13,10 +14,11 @@ export interface RedisEventBusOptions {
   readonly keyPrefix: string;
   readonly logger: Logger;
   readonly outputLimits?: Pick<OutputBufferLimits, 'streamingTtlMs' | 'endedTtlMs'>;
+  /** A command or PING unanswered for this long counts as Redis being away (the connection is then renewed). */
+  readonly timeoutMs?: number;
 }
 
 const LOG_EVERY_MS = 10_000;
-const retryStrategy = (attempt: number): number => Math.min(100 * 2 ** Math.min(attempt, 5), 2_000);
 
 /**
  * Redis pub/sub between instances. Status events go to one channel per deployment (every
@@ -28,7 +30,8 @@ const retryStrategy = (attempt: number): number => Math.min(100 * 2 ** Math.min(
  * Redis is down a publish fails at once (counted and logged) instead of piling up or
  * blocking; `subscriber` only subscribes, with the ready check off (a SUBSCRIBE racing the
  * ready check can lose messages) and re-subscribes by itself after a reconnect, which is
- * then announced through `onResync`.
+ * then announced through `onResync`. Both are dropped and reconnected when they stop
+ * answering PINGs (a partition that drops packets raises no error by itself).
  */
 export class RedisEventBus implements EventBus {
   private readonly commands: Redis;
@@ -45,9 +48,12 @@ export class RedisEventBus implements EventBus {
   private missedMessages = true;
   private readonly lastLogged = new Map<string, number>();
   private droppedSinceLog = 0;
+  private readonly timeoutMs: number;
+  private readonly stopWatching: (() => void)[];
 
   constructor(options: RedisEventBusOptions) {
     this.logger = options.logger;
+    this.timeoutMs = options.timeoutMs ?? 2_000;
     this.prefix = options.keyPrefix;
     this.limits = options.outputLimits ?? DEFAULT_OUTPUT_LIMITS;
     this.statusChannel = `${this.prefix}turn-status`;
@@ -55,15 +61,18 @@ export class RedisEventBus implements EventBus {
       connectionName: 'gateway-commands',
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
-      retryStrategy,
+      commandTimeout: this.timeoutMs,
+      retryStrategy: redisRetryStrategy,
     });
     this.subscriber = new Redis(options.url, {
       connectionName: 'gateway-subscriber',
       enableReadyCheck: false,
       autoResubscribe: true,
       maxRetriesPerRequest: null,
-      retryStrategy,
+      retryStrategy: redisRetryStrategy,
     });
+    const watch = { intervalMs: Math.max(250, this.timeoutMs), timeoutMs: this.timeoutMs };
+    this.stopWatching = [reconnectWhenSilent(this.commands, watch), reconnectWhenSilent(this.subscriber, watch)];
     for (const [name, connection] of [
       ['commands', this.commands],
       ['subscriber', this.subscriber],
@@ -157,7 +166,7 @@ export class RedisEventBus implements EventBus {
       await Promise.race([
         this.commands.ping(),
         new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error('redis did not answer PING within 1 s')), 1_000);
+          timer = setTimeout(() => reject(new Error(`redis did not answer PING within ${this.timeoutMs} ms`)), this.timeoutMs);
         }),
       ]);
     } finally {
@@ -166,6 +175,7 @@ export class RedisEventBus implements EventBus {
   }
 
   async close(): Promise<void> {
+    for (const stop of this.stopWatching) stop();
     this.statusListeners.clear();
     this.outputListeners.clear();
     this.resyncListeners.clear();

@@ -6,6 +6,8 @@ import type { TurnStatusEvent } from './turn-events';
 export interface SequencerOptions {
   /** How long an out-of-order event waits for the ones before it before they are read from the database. */
   readonly gapWaitMs?: number;
+  /** While anyone listens, how often the database is asked whether events were committed that never arrived. */
+  readonly pollMs?: number;
 }
 
 type Listener = (event: TurnStatusEvent) => void;
@@ -18,17 +20,23 @@ const PAGE = 500;
  * is committed: a missing one is a message that is late or was lost (another instance
  * publishing a moment later, a Redis outage). The sequencer waits briefly for it, then
  * reads it from turn_events; duplicates (our own echo, a replayed page) are dropped.
+ *
+ * A message lost with no later one to reveal the gap (its publisher's Redis connection was
+ * down while ours was fine, or the publisher died right after its commit) is found by a poll
+ * of the newest event id, every `pollMs` while anyone listens here.
  */
 export class TurnEventSequencer {
   private last = 0;
   private readonly held = new Map<number, TurnStatusEvent>();
   private readonly byOrg = new Map<string, Set<Listener>>();
   private gapTimer: NodeJS.Timeout | null = null;
+  private pollTimer: NodeJS.Timeout | null = null;
   private filling: Promise<void> | null = null;
   private stopBus: (() => void)[] = [];
   private failing = false;
   private closed = false;
   private readonly gapWaitMs: number;
+  private readonly pollMs: number;
 
   constructor(
     private readonly bus: Pick<EventBus, 'onTurnStatus' | 'onResync'>,
@@ -37,6 +45,7 @@ export class TurnEventSequencer {
     options: SequencerOptions = {},
   ) {
     this.gapWaitMs = options.gapWaitMs ?? 100;
+    this.pollMs = options.pollMs ?? 2_000;
   }
 
   /** Starts after the newest stored event: what happened before has no live subscriber here. */
@@ -44,6 +53,10 @@ export class TurnEventSequencer {
     this.stopBus = [this.bus.onTurnStatus((e) => this.receive(e)), this.bus.onResync(() => this.catchUp())];
     this.last = Math.max(this.last, await this.events.latestId());
     this.flushHeld();
+    this.pollTimer = setInterval(() => {
+      if (this.byOrg.size > 0) this.catchUp();
+    }, this.pollMs);
+    this.pollTimer.unref();
   }
 
   /** The id of the last event delivered to listeners. */
@@ -66,7 +79,9 @@ export class TurnEventSequencer {
     this.closed = true;
     for (const stop of this.stopBus) stop();
     if (this.gapTimer) clearTimeout(this.gapTimer);
+    if (this.pollTimer) clearInterval(this.pollTimer);
     this.gapTimer = null;
+    this.pollTimer = null;
     this.byOrg.clear();
     this.held.clear();
   }

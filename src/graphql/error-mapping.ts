@@ -23,6 +23,7 @@ export const HTTP_STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   EVENTS_PRUNED: 410,
   TOO_MANY_SUBSCRIPTIONS: 429,
   RESPONSE_TOO_LARGE: 400,
+  RATE_LIMITED: 429,
 };
 
 /** Codes GraphQL servers themselves produce for bad requests; safe to pass through. */

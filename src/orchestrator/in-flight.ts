@@ -20,6 +20,11 @@ export class InFlightTurn {
   /** Deltas written to the output stream so far, this turn included earlier rounds. */
   deltas: number;
   reason: AbortReason | null = null;
+  /**
+   * Set once the provider round is over and its outcome could not be stored yet (the store
+   * was away): aborted, like the round itself, by shutdown or a lost lease.
+   */
+  settling: AbortController | null = null;
   private cancelSettled = false;
   private cancellation: { caller: Caller; settle: (outcome: TurnRecord | Error) => void; promise: Promise<TurnRecord> } | null = null;
 
@@ -33,6 +38,7 @@ export class InFlightTurn {
   }
 
   abort(reason: AbortReason): void {
+    this.settling?.abort();
     if (this.controller.signal.aborted) return;
     this.reason = reason;
     this.controller.abort();
@@ -106,10 +112,18 @@ export class InFlightTurns {
     this.turns.delete(turnId);
   }
 
-  /** The running turn, only when it belongs to this org and session (ids come from clients). */
+  /**
+   * The turn whose provider call runs here, only when it belongs to this org and session
+   * (ids come from clients). A turn only waiting to be stored is not running: null.
+   */
   find(orgId: string, sessionId: string, turnId: string): InFlightTurn | null {
     const turn = this.turns.get(turnId);
-    return turn && turn.orgId === orgId && turn.sessionId === sessionId ? turn : null;
+    return turn && !turn.settling && turn.orgId === orgId && turn.sessionId === sessionId ? turn : null;
+  }
+
+  /** True while this instance works on the turn (its call runs, or its outcome waits to be stored). */
+  holds(turnId: string): boolean {
+    return this.turns.has(turnId);
   }
 
   /** Renews every lease this often; cross-instance cancellation is noticed at the same pace. */

@@ -22,6 +22,8 @@ export class LeaseSweeper {
       readonly output: TurnOutputSink;
       readonly toolResultTimeoutSeconds: number;
       readonly logger: Logger;
+      /** Turns this instance still works on: their lease lapsed only because the database was away, and is renewed. */
+      readonly workingOn: (turnId: string) => boolean;
     },
   ) {}
 
@@ -49,6 +51,7 @@ export class LeaseSweeper {
   private async pass(): Promise<number> {
     let failed = 0;
     for (const turn of await this.deps.sessions.expiredTurns(BATCH)) {
+      if (this.deps.workingOn(turn.turnId)) continue;
       const error = turn.waitingForToolResults
         ? `no tool results arrived within ${this.deps.toolResultTimeoutSeconds} seconds`
         : 'interrupted: the gateway instance running this turn stopped before it finished';

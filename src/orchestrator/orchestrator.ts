@@ -48,7 +48,11 @@ export class Orchestrator {
       pricing: config.modelPricing,
       toolResultTimeoutSeconds: config.toolResultTimeoutSeconds,
     });
-    this.sweeper = new LeaseSweeper({ ...deps, toolResultTimeoutSeconds: config.toolResultTimeoutSeconds });
+    this.sweeper = new LeaseSweeper({
+      ...deps,
+      toolResultTimeoutSeconds: config.toolResultTimeoutSeconds,
+      workingOn: (turnId) => this.inFlight.holds(turnId),
+    });
   }
 
   /** Resolves once the turn is PENDING; `outcome` settles when the round ends. */

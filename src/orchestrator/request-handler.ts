@@ -7,11 +7,12 @@ import type { ToolResultSubmission } from '../domain/tool-results';
 import type { TurnRecord } from '../domain/turn';
 import { LIMITS, optionalText, requireText } from '../domain/validation';
 import { BlobStoreUnavailableError } from '../blobs/blob-store.port';
+import type { ExecuteBudget } from '../budgets/execute-budget.port';
 import type { Logger } from '../logger';
 import { isDatabaseUnavailable } from '../sessions/db-errors';
 import type { IdempotentCalls } from './idempotent-calls';
 import type { Orchestrator } from './orchestrator';
-import type { OrchestratorRequest } from './request';
+import type { OrchestratorRequest, StartedTurn } from './request';
 
 export const CLIENT_KINDS = ['BROWSER', 'CLI', 'THICK_CLIENT'] as const;
 export type ClientKind = (typeof CLIENT_KINDS)[number];
@@ -68,11 +69,17 @@ const MAX_TOOL_RESULTS = 128;
 /**
  * DD-001 AIExecutionRequestHandler: the one entry of every execute, whatever the client kind
  * and transport. It parses and normalises the input into the canonical orchestrator request,
- * applies idempotency, and turns an unreachable store into SERVICE_UNAVAILABLE.
+ * applies idempotency and the execute budgets, and turns an unreachable store into
+ * SERVICE_UNAVAILABLE.
  */
 export class RequestHandler {
   constructor(
-    private readonly deps: { readonly orchestrator: Orchestrator; readonly idempotency: IdempotentCalls; readonly logger: Logger },
+    private readonly deps: {
+      readonly orchestrator: Orchestrator;
+      readonly idempotency: IdempotentCalls;
+      readonly budget: ExecuteBudget;
+      readonly logger: Logger;
+    },
   ) {}
 
   /** Waits for the turn's outcome: a final answer or a tool continuation (AGN-033). */
@@ -80,10 +87,7 @@ export class RequestHandler {
     return guarded(async () => {
       const request = toOrchestratorRequest(caller, input);
       const key = parseIdempotencyKey(input.idempotencyKey);
-      return this.deps.idempotency.run(caller, key, fingerprintOf('execute', request), async () => {
-        const started = await this.deps.orchestrator.start(request);
-        return started.outcome;
-      });
+      return this.deps.idempotency.run(caller, key, fingerprintOf('execute', request), async () => (await this.begin(request)).outcome);
     });
   }
 
@@ -93,7 +97,7 @@ export class RequestHandler {
       const request = toOrchestratorRequest(caller, input);
       const key = parseIdempotencyKey(input.idempotencyKey);
       return this.deps.idempotency.run(caller, key, fingerprintOf('executeAsync', request), async () => {
-        const started = await this.deps.orchestrator.start(request);
+        const started = await this.begin(request);
         started.outcome.catch((e: unknown) => {
           if (!isDomainError(e)) this.deps.logger.error({ err: e, ...started.accepted }, 'background turn failed unexpectedly');
         });
@@ -112,12 +116,30 @@ export class RequestHandler {
         turnId: requireText('turnId', turnId, LIMITS.id),
         instruction: instruction === null ? null : requireText('instruction', instruction, LIMITS.instruction),
       };
-      return (await this.deps.orchestrator.start(request)).outcome;
+      return (await this.begin(request)).outcome;
     });
   }
 
   cancel(caller: Caller, sessionId: string, turnId: string): Promise<TurnRecord> {
     return guarded(() => this.deps.orchestrator.cancel(caller, sessionId, turnId));
+  }
+
+  /**
+   * The budgets are asked before anything is recorded. A new instruction or rerun is an
+   * execute (charged per minute); tool results continue a turn already charged. Either holds
+   * an in-flight slot until its provider round ends, however it ends.
+   */
+  private async begin(request: OrchestratorRequest): Promise<StartedTurn> {
+    const hold = await this.deps.budget.admit(request.caller, { newExecute: request.kind !== 'tool_results' });
+    let started: StartedTurn;
+    try {
+      started = await this.deps.orchestrator.start(request);
+    } catch (e) {
+      hold.release();
+      throw e;
+    }
+    started.outcome.then(hold.release, hold.release);
+    return started;
   }
 }
 

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { BlobStoreUnavailableError, type BlobStore } from '../blobs/blob-store.port';
 import type { Caller } from '../domain/caller';
 import { DomainError, isDomainError, type ErrorCode } from '../domain/errors';
@@ -48,11 +49,15 @@ interface PayloadUrls {
   readonly response: string;
 }
 
+/** Longest pause between two attempts to store a round's outcome while the store is away. */
+const MAX_SETTLE_WAIT_MS = 5_000;
+
 /**
  * Runs one provider round of a PENDING turn and settles it: COMPLETED with the answer
  * (DD-002B), paused for client tools (AGN-033), FAILED with a clear error (DD-002C), or
  * CANCELLED with the partial answer kept. Streams every delta to the output sink and ends
- * the stream however the round ends.
+ * the stream however the round ends. An outcome the store cannot take right now is kept
+ * and written once it is back (see `settle`), so a database outage does not lose answers.
  */
 export class TurnRunner {
   constructor(private readonly deps: TurnRunnerDeps) {}
@@ -72,12 +77,12 @@ export class TurnRunner {
       const urls = { request: requestUrl, response: await blobs.appendResponse(log, run.continued) };
       const usage = this.usageOf(run, result);
       return result.toolCalls.length > 0
-        ? await this.pause(run, result, usage, urls)
-        : await this.complete(run, blobs, result, usage, urls);
+        ? await this.pause(run, flight, result, usage, urls)
+        : await this.complete(run, flight, blobs, result, usage, urls);
     } catch (e) {
       throw await this.failed(run, flight, blobs, e, written.requestUrl);
     } finally {
-      this.deps.inFlight.release(run.turnId);
+      if (!flight.settling) this.deps.inFlight.release(run.turnId);
       await this.answerLateCancel(run, flight);
       this.deps.output.end(this.refOf(run));
     }
@@ -89,10 +94,17 @@ export class TurnRunner {
     this.deps.output.append({ ...this.refOf(run), index: flight.deltas++, textDelta: text });
   }
 
-  private async complete(run: TurnRun, blobs: TurnBlobs, result: LlmResponse, usage: TurnUsage, urls: PayloadUrls): Promise<ExecuteResponse> {
+  private async complete(
+    run: TurnRun,
+    flight: InFlightTurn,
+    blobs: TurnBlobs,
+    result: LlmResponse,
+    usage: TurnUsage,
+    urls: PayloadUrls,
+  ): Promise<ExecuteResponse> {
     const answerUrl = await blobs.put(TURN_BLOBS.answer, result.text);
     const receivedAt = this.deps.now();
-    const turn = await this.deps.sessions.completeTurn(run.caller, run.sessionId, run.turnId, {
+    const turn = await this.settle(run, flight, () => this.deps.sessions.completeTurn(run.caller, run.sessionId, run.turnId, {
       agentAnswerSummary: result.text,
       fullAgentAnswerUrl: answerUrl,
       openAIResponseId: result.responseId,
@@ -101,14 +113,14 @@ export class TurnRunner {
       openAIRequestPayloadUrl: urls.request,
       openAIResponsePayloadUrl: urls.response,
       usage,
-    });
+    }));
     return finalResponse(
       { sessionId: run.sessionId, turnId: run.turnId, mode: run.mode },
       { text: result.text, warnings: turn.warnings, usage },
     );
   }
 
-  private async pause(run: TurnRun, result: LlmResponse, usage: TurnUsage, urls: PayloadUrls): Promise<ExecuteResponse> {
+  private async pause(run: TurnRun, flight: InFlightTurn, result: LlmResponse, usage: TurnUsage, urls: PayloadUrls): Promise<ExecuteResponse> {
     const declared = new Set(run.request.tools.map((t) => t.name));
     const unknown = result.toolCalls.find((c) => !declared.has(c.name));
     if (unknown) {
@@ -117,24 +129,28 @@ export class TurnRunner {
       });
     }
     const receivedAt = this.deps.now();
-    await this.deps.sessions.pauseForToolCalls(run.caller, run.sessionId, run.turnId, {
-      toolCalls: result.toolCalls,
-      openAIResponseId: result.responseId,
-      openAIChainExpiresDate: run.chainExpiry(receivedAt),
-      waitUntil: new Date(receivedAt.getTime() + this.deps.toolResultTimeoutSeconds * 1000),
-      usage,
-      openAIRequestPayloadUrl: urls.request,
-      openAIResponsePayloadUrl: urls.response,
-    });
+    await this.settle(run, flight, () =>
+      this.deps.sessions.pauseForToolCalls(run.caller, run.sessionId, run.turnId, {
+        toolCalls: result.toolCalls,
+        openAIResponseId: result.responseId,
+        openAIChainExpiresDate: run.chainExpiry(receivedAt),
+        waitUntil: new Date(receivedAt.getTime() + this.deps.toolResultTimeoutSeconds * 1000),
+        usage,
+        openAIRequestPayloadUrl: urls.request,
+        openAIResponsePayloadUrl: urls.response,
+      }),
+    );
     return toolContinuation({ sessionId: run.sessionId, turnId: run.turnId, mode: run.mode }, result.toolCalls, result.text);
   }
 
   /** Settles the turn after anything went wrong and returns the error the caller receives. */
   private async failed(run: TurnRun, flight: InFlightTurn, blobs: TurnBlobs, e: unknown, requestUrl: string | null): Promise<unknown> {
+    // The outcome is known and will be stored once the store is back (settle).
+    if (flight.settling) return e;
     if (flight.reason === 'cancel') return this.cancelled(run, flight, blobs);
     if (flight.reason === 'lost' || (isDomainError(e) && e.code === 'CONFLICT')) return this.lost(run, flight, blobs);
     if (flight.reason === 'shutdown') {
-      return this.fail(run, 'SERVICE_UNAVAILABLE', 'interrupted: the gateway shut down before the model finished answering');
+      return this.fail(run, flight, 'SERVICE_UNAVAILABLE', 'interrupted: the gateway shut down before the model finished answering');
     }
     if (e instanceof LlmError) {
       // DD-002C: the failed turn keeps the raw payloads, the error included.
@@ -143,31 +159,74 @@ export class TurnRunner {
         .catch(() => null);
       // A lost chain heals itself: this turn fails, so the next one starts a new, preloaded chain.
       const message = e.kind === 'chain_lost' ? `${e.message}; send the instruction again to continue in a new conversation` : e.message;
-      return this.fail(run, e.kind === 'timeout' ? 'LLM_TIMEOUT' : 'LLM_FAILED', message, {
+      return this.fail(run, flight, e.kind === 'timeout' ? 'LLM_TIMEOUT' : 'LLM_FAILED', message, {
         openAIResponseId: e.details.responseId ?? null,
         openAIRequestPayloadUrl: requestUrl,
         openAIResponsePayloadUrl: responseUrl,
       });
     }
-    if (isDatabaseUnavailable(e)) {
-      // Nothing can be written now; the turn's lease runs out and a sweeper fails it.
-      return new DomainError('SERVICE_UNAVAILABLE', 'the session store is unavailable; try again later', this.idsOf(run));
-    }
     if (e instanceof BlobStoreUnavailableError) {
-      return this.fail(run, 'SERVICE_UNAVAILABLE', 'the blob store is unavailable, so the turn could not be stored');
+      return this.fail(run, flight, 'SERVICE_UNAVAILABLE', 'the blob store is unavailable, so the turn could not be stored');
     }
     this.deps.logger.error({ err: e, sessionId: run.sessionId, turnId: run.turnId }, 'turn failed unexpectedly');
-    await this.fail(run, 'LLM_FAILED', 'the gateway failed while running this turn');
+    await this.fail(run, flight, 'LLM_FAILED', 'the gateway failed while running this turn');
     return e;
   }
 
-  private async fail(run: TurnRun, code: ErrorCode, message: string, payloads: Omit<TurnFailure, 'errors'> = {}): Promise<DomainError> {
+  private async fail(
+    run: TurnRun,
+    flight: InFlightTurn,
+    code: ErrorCode,
+    message: string,
+    payloads: Omit<TurnFailure, 'errors'> = {},
+  ): Promise<DomainError> {
     try {
-      await this.deps.sessions.failTurn(run.caller, run.sessionId, run.turnId, { ...payloads, errors: [message] });
+      await this.settle(run, flight, () => this.deps.sessions.failTurn(run.caller, run.sessionId, run.turnId, { ...payloads, errors: [message] }));
     } catch (e) {
-      this.deps.logger.warn({ err: e, turnId: run.turnId }, 'could not record the turn failure; its lease will expire');
+      if (!flight.settling) this.deps.logger.warn({ err: e, turnId: run.turnId }, 'could not record the turn failure; its lease will expire');
     }
     return new DomainError(code, message, this.idsOf(run));
+  }
+
+  /**
+   * Stores how the round ended. While the store cannot be reached the caller hears
+   * SERVICE_UNAVAILABLE (with the turn's ids) at once, and the write is retried in the
+   * background until the store is back: the turn stays registered here meanwhile, so its
+   * lease is renewed as soon as the database answers and no sweeper takes it for dead.
+   * Shutdown or a lost lease stop the retries; the lease then decides.
+   */
+  private async settle<T>(run: TurnRun, flight: InFlightTurn, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (e) {
+      if (!isDatabaseUnavailable(e)) throw e;
+      const stop = new AbortController();
+      flight.settling = stop;
+      void this.settleLater(run, write, stop.signal);
+      throw new DomainError('SERVICE_UNAVAILABLE', 'the session store is unavailable; the turn is stored as soon as it is back', this.idsOf(run));
+    }
+  }
+
+  private async settleLater(run: TurnRun, write: () => Promise<unknown>, stop: AbortSignal): Promise<void> {
+    try {
+      for (let wait = 250; !stop.aborted; wait = Math.min(wait * 2, MAX_SETTLE_WAIT_MS)) {
+        await delay(wait, undefined, { signal: stop }).catch(() => undefined);
+        if (stop.aborted) return;
+        try {
+          await write();
+          this.deps.logger.info({ turnId: run.turnId }, 'stored a turn outcome kept while the session store was away');
+          return;
+        } catch (e) {
+          if (!isDatabaseUnavailable(e)) {
+            // Settled meanwhile (cancelled by a user, or swept).
+            this.deps.logger.warn({ err: e, turnId: run.turnId }, 'a kept turn outcome could not be stored');
+            return;
+          }
+        }
+      }
+    } finally {
+      this.deps.inFlight.release(run.turnId);
+    }
   }
 
   /** cancelTurn on this instance: keep the partial answer, then let the manager cancel the turn. */
@@ -196,7 +255,7 @@ export class TurnRunner {
       if (flight.text.length > 0) await blobs.put(TURN_BLOBS.answer, flight.text).catch(() => undefined);
       return new DomainError('CANCELLED', 'the turn was cancelled', this.idsOf(run));
     }
-    if (turn?.status === 'PENDING') return this.fail(run, 'LLM_FAILED', 'interrupted: the turn lost its lease');
+    if (turn?.status === 'PENDING') return this.fail(run, flight, 'LLM_FAILED', 'interrupted: the turn lost its lease');
     const why = turn?.errors.join('; ') || `the turn is ${turn?.status.toLowerCase() ?? 'gone'}`;
     return new DomainError('CONFLICT', why, this.idsOf(run));
   }

@@ -38,10 +38,14 @@ export function restExecuteRouter(deps: RestExecuteDeps): Router {
   router.use('/api/ai/agent/execute', (error: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(error);
     const { status, body } = restError(error, deps.logger);
+    if (typeof body.retryAfterSeconds === 'number') res.set('Retry-After', String(body.retryAfterSeconds));
     res.status(status).json(body);
   });
   return router;
 }
+
+/** Error details REST clients receive beside errorCode (RATE_LIMITED's also becomes Retry-After). */
+const REST_DETAILS = new Set(['sessionId', 'turnId', 'field', 'retryAfterSeconds']);
 
 /** Express rejects a body it cannot read with these `type`s (body-parser). */
 function restError(error: unknown, logger: Logger): { status: number; body: Record<string, unknown> } {
@@ -49,7 +53,7 @@ function restError(error: unknown, logger: Logger): { status: number; body: Reco
   if (parserType === 'entity.parse.failed') return fail('BAD_USER_INPUT', 'the request body is not valid JSON');
   if (parserType === 'entity.too.large') return { ...fail('BAD_USER_INPUT', 'the request body is too large'), status: 413 };
   if (isDomainError(error)) {
-    const extra = Object.fromEntries(Object.entries(error.details).filter(([k]) => k === 'sessionId' || k === 'turnId' || k === 'field'));
+    const extra = Object.fromEntries(Object.entries(error.details).filter(([k]) => REST_DETAILS.has(k)));
     return { status: HTTP_STATUS_OF[error.code], body: { errorCode: error.code, errorMessage: error.message, ...extra } };
   }
   logger.error({ err: error }, 'unexpected error in POST /api/ai/agent/execute');

@@ -4,9 +4,11 @@ import { createConnection } from 'mysql2/promise';
 import { DataSource, type EntityManager, type Logger as OrmLogger } from 'typeorm';
 import { contextEntities, type ContextEntities } from '../contexts/context.entities';
 import type { Logger } from '../logger';
+import { typedStoreError } from './db-errors';
 import { dialectOf, type Dialect } from './dialect';
 import { idempotencyEntities, type IdempotencyEntities } from './idempotency.entities';
 import { migrations } from './migrations';
+import { MysqlStoreGuard } from './mysql-store-guard';
 import { provenanceEntities, type ProvenanceEntities } from './provenance.entities';
 import { sessionEntities, type SessionEntities } from './session.entities';
 
@@ -15,6 +17,10 @@ export interface DatabaseOptions {
   readonly databaseUrl: string | null;
   readonly dataDir: string;
   readonly poolSize: number;
+  /** MySQL: longest wait for a connection (and for the reachability probe). */
+  readonly connectTimeoutMs?: number;
+  /** MySQL: longest one statement may run; its connection is then discarded. */
+  readonly queryTimeoutMs?: number;
   readonly logger: Logger;
   /** Called with every SQL statement; the query-count tests listen here. */
   readonly onQuery?: (sql: string) => void;
@@ -26,6 +32,7 @@ export interface Database {
   readonly entities: SessionEntities & ContextEntities & ProvenanceEntities & IdempotencyEntities;
   /** Runs `work` in one transaction, serialised on SQLite and retried on MySQL deadlocks. */
   transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T>;
+  /** Readiness: throws StoreUnavailableError unless the database answers (MySQL: within the connect timeout). */
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -34,7 +41,8 @@ const DEADLOCK_ERRNOS = new Set([1213, 1205]);
 const MAX_ATTEMPTS = 4;
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  const dialect = options.databaseUrl ? await probeMysqlDialect(options.databaseUrl) : 'sqlite';
+  const connectTimeoutMs = options.connectTimeoutMs ?? 3_000;
+  const dialect = options.databaseUrl ? await probeMysqlDialect(options.databaseUrl, connectTimeoutMs) : 'sqlite';
   const entities = {
     ...sessionEntities(dialect),
     ...contextEntities(dialect),
@@ -57,7 +65,13 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       url: options.databaseUrl,
       timezone: 'Z',
       charset: 'utf8mb4_unicode_ci',
-      extra: { connectionLimit: options.poolSize },
+      extra: {
+        connectionLimit: options.poolSize,
+        connectTimeout: connectTimeoutMs,
+        // Idle connections to a server that vanished are noticed by the kernel eventually.
+        enableKeepAlive: true,
+        keepAliveInitialDelay: 10_000,
+      },
     });
   } else {
     mkdirSync(options.dataDir, { recursive: true });
@@ -68,7 +82,19 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       enableWAL: true,
     });
   }
+  // Migrations run here, before the guard: a long ALTER must not hit the statement deadline.
   await dataSource.initialize();
+  let guard: MysqlStoreGuard | null = null;
+  if (options.databaseUrl) {
+    guard = new MysqlStoreGuard({
+      url: options.databaseUrl,
+      connectTimeoutMs,
+      queryTimeoutMs: options.queryTimeoutMs ?? 30_000,
+      logger: options.logger,
+    });
+    guard.attach((dataSource.driver as unknown as { pool: Parameters<MysqlStoreGuard['attach']>[0] }).pool);
+  }
+  typeStoreErrors(dataSource);
   let queue: Promise<unknown> = Promise.resolve();
 
   return {
@@ -92,9 +118,11 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       }
     },
     async ping() {
-      await dataSource.query('SELECT 1');
+      if (guard) await guard.ping();
+      else await dataSource.query('SELECT 1');
     },
     async close() {
+      guard?.close();
       if (dataSource.isInitialized) await dataSource.destroy();
     },
   };
@@ -105,9 +133,34 @@ function isRetryable(e: unknown): boolean {
   return typeof errno === 'number' && DEADLOCK_ERRNOS.has(errno);
 }
 
+/**
+ * Every statement goes through a query runner, so this is where "the database cannot be
+ * reached" becomes one typed error (StoreUnavailableError, SERVICE_UNAVAILABLE) for every
+ * caller; other errors pass unchanged.
+ */
+function typeStoreErrors(dataSource: DataSource): void {
+  const driver = dataSource.driver;
+  const create = driver.createQueryRunner.bind(driver);
+  driver.createQueryRunner = (mode) => {
+    const runner = create(mode);
+    const connect = runner.connect.bind(runner);
+    const query = runner.query.bind(runner) as (...args: unknown[]) => Promise<unknown>;
+    runner.connect = () =>
+      connect().catch((e: unknown) => {
+        throw typedStoreError(e);
+      });
+    // query's overloads cannot be restated generically; arguments and result pass through.
+    (runner as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = (...args) =>
+      query(...args).catch((e: unknown) => {
+        throw typedStoreError(e);
+      });
+    return runner;
+  };
+}
+
 /** TypeORM wants to know up front whether it talks to MariaDB; the server says so itself. */
-async function probeMysqlDialect(url: string): Promise<Dialect> {
-  const conn = await createConnection({ uri: url, connectTimeout: 5000 });
+async function probeMysqlDialect(url: string, connectTimeout: number): Promise<Dialect> {
+  const conn = await createConnection({ uri: url, connectTimeout });
   try {
     const [rows] = await conn.query('SELECT VERSION() AS v');
     const version = String((rows as { v: string }[])[0]?.v ?? '');

@@ -1,3 +1,5 @@
+import { DomainError } from '../domain/errors';
+
 /** Driver error codes that mean "the database cannot be reached", not "the statement was wrong". */
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
@@ -15,9 +17,27 @@ const UNAVAILABLE_CODES = new Set([
   'SQLITE_IOERR',
 ]);
 
+/**
+ * The session store cannot be reached (refused, timed out, connection lost). The database
+ * wrapper raises it for every statement, so whatever the caller (resolver, subscription,
+ * REST, background task) it reaches clients as SERVICE_UNAVAILABLE, never as an internal
+ * error. `reason` is for logs only.
+ */
+export class StoreUnavailableError extends DomainError {
+  constructor(
+    readonly reason: string,
+    cause?: unknown,
+  ) {
+    super('SERVICE_UNAVAILABLE', 'the session store is unavailable; try again later');
+    this.name = 'StoreUnavailableError';
+    if (cause !== undefined) this.cause = cause;
+  }
+}
+
 /** True when `e` (possibly wrapped by TypeORM) says the session store is down or unreachable. */
 export function isDatabaseUnavailable(e: unknown): boolean {
   for (let current: unknown = e, depth = 0; current && depth < 4; depth++) {
+    if (current instanceof StoreUnavailableError) return true;
     const err = current as { code?: unknown; driverError?: unknown; cause?: unknown; message?: unknown };
     if (typeof err.code === 'string' && UNAVAILABLE_CODES.has(err.code)) return true;
     if (typeof err.message === 'string' && /Connection lost|connection is in closed state|Pool is closed/i.test(err.message)) {
@@ -26,4 +46,11 @@ export function isDatabaseUnavailable(e: unknown): boolean {
     current = err.driverError ?? err.cause;
   }
   return false;
+}
+
+/** The error as the database wrapper raises it: unreachable-store failures typed, anything else unchanged. */
+export function typedStoreError(e: unknown): unknown {
+  if (e instanceof StoreUnavailableError || !isDatabaseUnavailable(e)) return e;
+  const message = (e as { message?: unknown }).message;
+  return new StoreUnavailableError(typeof message === 'string' ? message : 'unreachable', e);
 }

@@ -32,15 +32,17 @@ export const MAX_REF_PATH = 1024;
 export function provenanceEntities(dialect: Dialect) {
   const t = columnTypes(dialect);
   const str = (length: number, name: string, primary = false) => ({ type: 'varchar' as const, length, name, primary });
+  /** Ids, chunk ids and hashes: compared byte for byte (see ColumnTypes.exactId). */
+  const id = (length: number, name: string, primary = false) => ({ ...str(length, name, primary), ...t.exactId });
   const chunkRefs = new EntitySchema<TurnChunkRefRow>({
     name: 'TurnChunkRef',
     tableName: 'turn_chunk_refs',
     columns: {
-      turnId: str(36, 'turn_id', true),
-      chunkId: str(MAX_REF_KEY, 'chunk_id', true),
-      sessionId: str(36, 'session_id'),
-      orgId: str(64, 'org_id'),
-      contentHash: str(MAX_REF_KEY, 'content_hash'),
+      turnId: id(36, 'turn_id', true),
+      chunkId: id(MAX_REF_KEY, 'chunk_id', true),
+      sessionId: id(36, 'session_id'),
+      orgId: id(64, 'org_id'),
+      contentHash: id(MAX_REF_KEY, 'content_hash'),
       creationDate: { ...t.datetime, name: 'creation_date' },
     },
     indices: [{ name: 'idx_turn_chunk_refs_org_chunk', columns: ['orgId', 'chunkId', 'creationDate', 'turnId'] }],
@@ -49,10 +51,10 @@ export function provenanceEntities(dialect: Dialect) {
     name: 'TurnFileRef',
     tableName: 'turn_file_refs',
     columns: {
-      turnId: str(36, 'turn_id', true),
-      contentHash: str(MAX_REF_KEY, 'content_hash', true),
-      sessionId: str(36, 'session_id'),
-      orgId: str(64, 'org_id'),
+      turnId: id(36, 'turn_id', true),
+      contentHash: id(MAX_REF_KEY, 'content_hash', true),
+      sessionId: id(36, 'session_id'),
+      orgId: id(64, 'org_id'),
       path: str(MAX_REF_PATH, 'path'),
       creationDate: { ...t.datetime, name: 'creation_date' },
     },

@@ -6,8 +6,9 @@ import { createMysqlDatabase, dropMysqlDatabase } from '../support/db';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { ScratchRedis } from '../support/redis-server';
 import { describeWithMysql, describeWithRedis, redisUrl } from '../support/services';
+import { startTcpProxy, type CutMode, type TcpProxy } from '../support/tcp-proxy';
 import { addTurn, completeTurn } from '../support/turns';
-import { subscribe, waitUntil, wsClient } from '../support/ws';
+import { sleep, subscribe, waitUntil, wsClient } from '../support/ws';
 
 const alice = user('alice');
 const boss = admin('boss');
@@ -19,9 +20,9 @@ type Status = { turnStatusChanged: { eventId: string; sequenceNumber: number; st
 type Output = { turnOutput: { index: number; textDelta: string } };
 
 /** Two gateways sharing one MySQL database and one Redis (under a key prefix of their own). */
-async function twoInstances(redis: string): Promise<{ a: TestGateway; b: TestGateway; dispose(): Promise<void> }> {
+async function twoInstances(redis: string, extra: Record<string, string> = {}): Promise<{ a: TestGateway; b: TestGateway; dispose(): Promise<void> }> {
   const databaseUrl = await createMysqlDatabase();
-  const env = { DATABASE_URL: databaseUrl, REDIS_URL: redis, REDIS_KEY_PREFIX: `test-${randomUUID()}:` };
+  const env = { DATABASE_URL: databaseUrl, REDIS_URL: redis, REDIS_KEY_PREFIX: `test-${randomUUID()}:`, ...extra };
   const a = await startTestGateway({ env });
   const b = await startTestGateway({ env });
   return {
@@ -164,5 +165,79 @@ describeWithRedis('live delivery through Redis', () => {
       expect(feed.results).toHaveLength(4);
       await client.dispose();
     }, 60_000);
+  });
+
+  describeWithMysql('when the line to Redis is cut and restored', () => {
+    let proxy: TcpProxy;
+    let a: TestGateway;
+    let b: TestGateway;
+    let dispose: () => Promise<void>;
+    const clients: Client[] = [];
+    beforeAll(async () => {
+      const { hostname, port } = new URL(redisUrl!);
+      proxy = await startTcpProxy(hostname, Number(port || 6379));
+      ({ a, b, dispose } = await twoInstances(`redis://127.0.0.1:${proxy.port}`, { REDIS_TIMEOUT_MS: '300' }));
+    }, 30_000);
+    afterEach(async () => {
+      proxy.restore();
+      await Promise.all(clients.splice(0).map((c) => c.dispose()));
+    });
+    afterAll(async () => {
+      await dispose();
+      await proxy.close();
+    });
+    const connect = (t: TestGateway) => {
+      const client = wsClient(t.url, tokenFor(t, alice));
+      clients.push(client);
+      return client;
+    };
+    const statusesOf = (feed: { data: Status[] }) => feed.data.map((d) => `${d.turnStatusChanged.sequenceNumber}:${d.turnStatusChanged.status}`);
+
+    it.each<CutMode>(['reset', 'blackhole'])(
+      'cut by %s: subscribers that stayed, resumed during or resumed after the outage get every status event once; executes keep working',
+      async (mode) => {
+        const { sessions, contexts } = a.gateway.services;
+        const session = await sessions.createSession(alice, { name: `outage by ${mode}`, agentContextId: 'ac' });
+        const stayed = subscribe<Status>(connect(b), STATUS, { sessionId: session.id });
+        await waitUntil(() => b.gateway.live.executor.subscriberCount === 1);
+        const first = await addTurn(sessions, alice, session.id);
+        const [seen] = await stayed.waitFor(1);
+        const resumeFrom = seen!.data!.turnStatusChanged.eventId;
+
+        proxy.cut(mode);
+        await waitUntil(async () => (await readiness(b)).checks.subscriptions === 'unavailable', 10_000, 'readyz to notice');
+        expect((await fetch(`${b.url}/readyz`)).status).toBe(200);
+        await completeTurn(sessions, alice, session.id, first.id);
+        const second = await addTurn(sessions, alice, session.id);
+        // Budgets fall back to per-instance counts: executes are still admitted.
+        const agent = await contexts.upsertAgentContext(boss, { name: 'Backend', vectorCollection: 'backend', defaultModel: 'gpt-4.1-mini' });
+        const executed = await a.gql<{ executeAsync: { turnId: string } }>(tokenFor(a, alice), 'mutation($i: AgentExecuteInput!) { executeAsync(input: $i) { turnId } }', {
+          i: { agentContextId: agent.id, instruction: 'during the Redis outage' },
+        });
+        expect(executed.body.errors).toBeUndefined();
+        const duringOutage = subscribe<Status>(connect(b), STATUS, { sessionId: session.id, after: resumeFrom });
+        await duringOutage.waitFor(2, 10_000);
+
+        proxy.restore();
+        await waitUntil(async () => (await readiness(b)).status === 'ready', 20_000, 'readyz to recover');
+        const afterOutage = subscribe<Status>(connect(b), STATUS, { sessionId: session.id, after: resumeFrom });
+        await afterOutage.waitFor(2, 10_000);
+        await completeTurn(sessions, alice, session.id, second.id);
+
+        const expected = ['1:PENDING', '1:COMPLETED', '2:PENDING', '2:COMPLETED'];
+        await stayed.waitFor(4, 20_000);
+        await duringOutage.waitFor(3, 20_000);
+        await afterOutage.waitFor(3, 20_000);
+        await sleep(300);
+        expect(statusesOf(stayed)).toEqual(expected);
+        expect(statusesOf(duringOutage)).toEqual(expected.slice(1));
+        expect(statusesOf(afterOutage)).toEqual(expected.slice(1));
+        for (const feed of [stayed, duringOutage, afterOutage]) {
+          const ids = feed.data.map((d) => Number(d.turnStatusChanged.eventId));
+          expect(ids).toEqual([...new Set(ids)].sort((x, y) => x - y));
+        }
+      },
+      60_000,
+    );
   });
 });

@@ -46,3 +46,33 @@ describe('execute configuration', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
   });
 });
+
+describe('budgets and database timeouts', () => {
+  it('defaults to 60 executes a minute and 10 turns in flight per user, 1000 executes a minute per org, and bounded database waits', () => {
+    const c = loadConfig({});
+    expect(c.budgets).toEqual({ executesPerMinute: 60, orgExecutesPerMinute: 1000, turnsInFlightPerUser: 10 });
+    expect(c).toMatchObject({ dbConnectTimeoutMs: 3000, dbQueryTimeoutMs: 30_000 });
+  });
+
+  it('reads every variable; 0 lifts a budget', () => {
+    const c = loadConfig({
+      RATE_LIMIT_EXECUTES_PER_MINUTE: '0',
+      RATE_LIMIT_ORG_EXECUTES_PER_MINUTE: '5000',
+      MAX_TURNS_IN_FLIGHT_PER_USER: '3',
+      DB_CONNECT_TIMEOUT_MS: '800',
+      DB_QUERY_TIMEOUT_MS: '5000',
+    });
+    expect(c.budgets).toEqual({ executesPerMinute: 0, orgExecutesPerMinute: 5000, turnsInFlightPerUser: 3 });
+    expect(c).toMatchObject({ dbConnectTimeoutMs: 800, dbQueryTimeoutMs: 5000 });
+  });
+
+  it.each([
+    ['RATE_LIMIT_EXECUTES_PER_MINUTE', '-1'],
+    ['RATE_LIMIT_ORG_EXECUTES_PER_MINUTE', 'lots'],
+    ['MAX_TURNS_IN_FLIGHT_PER_USER', '2.5'],
+    ['DB_CONNECT_TIMEOUT_MS', '0'],
+    ['DB_QUERY_TIMEOUT_MS', 'forever'],
+  ])('refuses %s=%s with a message naming it', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+  });
+});

@@ -209,6 +209,7 @@ describe('live configuration', () => {
       wsMaxConnectionsPerUser: 20,
       wsMaxPayloadBytes: 65_536,
       wsSharedExecution: true,
+      redisTimeoutMs: 2_000,
     });
   });
 
@@ -224,6 +225,7 @@ describe('live configuration', () => {
         WS_MAX_CONNECTIONS_PER_USER: '3',
         WS_MAX_PAYLOAD_BYTES: '4096',
         WS_SHARED_EXECUTION: 'false',
+        REDIS_TIMEOUT_MS: '500',
       }).live,
     ).toEqual({
       redisUrl: 'rediss://cache:6380/2',
@@ -235,6 +237,7 @@ describe('live configuration', () => {
       wsMaxConnectionsPerUser: 3,
       wsMaxPayloadBytes: 4096,
       wsSharedExecution: false,
+      redisTimeoutMs: 500,
     });
   });
 
@@ -248,6 +251,7 @@ describe('live configuration', () => {
     ['WS_MAX_SUBSCRIPTIONS_PER_CONNECTION', '0'],
     ['WS_MAX_CONNECTIONS_PER_USER', 'many'],
     ['WS_MAX_PAYLOAD_BYTES', '100'],
+    ['REDIS_TIMEOUT_MS', '10'],
   ])('names %s when its value %p does not parse', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
   });

@@ -2,6 +2,7 @@ import { InitialSchema1764000000000 } from './1764000000000-initial-schema';
 import { Execute1764100000000 } from './1764100000000-execute';
 import { TurnProvenance1764200000000 } from './1764200000000-turn-provenance';
 import { EventRetention1764300000000 } from './1764300000000-event-retention';
+import { ExactIds1764400000000 } from './1764400000000-exact-ids';
 
 /** Every migration, oldest first. New ones are appended, never edited. */
 export const migrations = [
@@ -9,4 +10,5 @@ export const migrations = [
   Execute1764100000000,
   TurnProvenance1764200000000,
   EventRetention1764300000000,
+  ExactIds1764400000000,
 ];

@@ -1,0 +1,227 @@
+import { createConnection, type Pool, type PoolConnection, type QueryError } from 'mysql2';
+import type { Logger } from '../logger';
+import { isDatabaseUnavailable, StoreUnavailableError } from './db-errors';
+
+export interface MysqlStoreGuardOptions {
+  readonly url: string;
+  /** Longest wait for a pooled connection, and for the reachability probe. */
+  readonly connectTimeoutMs: number;
+  /** Longest one statement may run before its connection is discarded. */
+  readonly queryTimeoutMs: number;
+  readonly logger: Logger;
+}
+
+type Callback = (err: Error | null, connection?: PoolConnection) => void;
+type QueryCallback = (err: QueryError | null, ...rest: unknown[]) => void;
+
+/** A statement running now, so an outage can fail it at once. */
+interface Running {
+  readonly connection: PoolConnection;
+  fail(error: Error): void;
+}
+
+/** A statement slower than this makes the guard check that the server still answers. */
+const STALL_MS = 1_000;
+
+/**
+ * Keeps the MySQL pool from hanging when the server goes away, and notices when it is back.
+ *
+ * - Every statement has a deadline; a connection that missed one is destroyed, never reused
+ *   (a partition that drops packets leaves sockets open, and mysql2 would queue the next
+ *   statement behind the lost one).
+ * - Waiting for a connection is bounded too; one that arrives late is handed back.
+ * - A statement that fails to reach the server, or runs longer than a second, starts a probe
+ *   on a fresh connection. If the probe fails, the store is down: running statements fail at
+ *   once, new ones fail fast without touching the pool, and every connection opened before
+ *   the outage is discarded when next handed out. Probes repeat until one succeeds.
+ *
+ * It patches the one pool TypeORM creates (getConnection, and query on the connections it
+ * hands out): the only place every statement passes through.
+ */
+export class MysqlStoreGuard {
+  private generation = 0;
+  private readonly born = new WeakMap<PoolConnection, number>();
+  private readonly guarded = new WeakSet<PoolConnection>();
+  private readonly running = new Set<Running>();
+  private down = false;
+  private probing: Promise<boolean> | null = null;
+  private lastProbe = 0;
+  private retry: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(private readonly options: MysqlStoreGuardOptions) {}
+
+  /** True while the last probe failed. */
+  get isDown(): boolean {
+    return this.down;
+  }
+
+  attach(pool: Pool): void {
+    pool.on('connection', (connection) => this.born.set(connection, this.generation));
+    const getConnection = pool.getConnection.bind(pool) as (cb: Callback) => void;
+    (pool as unknown as { getConnection: (cb: Callback) => void }).getConnection = (cb) => this.acquire(getConnection, cb);
+  }
+
+  /** Readiness: fails at once while the store is known to be down, else within the connect timeout. */
+  async ping(): Promise<void> {
+    if (this.down || !(await this.check())) throw new StoreUnavailableError('the database does not answer');
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = null;
+  }
+
+  private acquire(getConnection: (cb: Callback) => void, cb: Callback): void {
+    if (this.down) {
+      process.nextTick(() => cb(new StoreUnavailableError('the database is unreachable')));
+      return;
+    }
+    let settled = false;
+    const timer = setTimeout(() => {
+      settled = true;
+      cb(new StoreUnavailableError(`no database connection within ${this.options.connectTimeoutMs} ms`));
+      this.suspect();
+    }, this.options.connectTimeoutMs);
+    const attempt = () =>
+      getConnection((err, connection) => {
+        if (settled) {
+          connection?.release();
+          return;
+        }
+        if (err || !connection) {
+          settled = true;
+          clearTimeout(timer);
+          if (isDatabaseUnavailable(err)) this.suspect();
+          cb(err ?? new StoreUnavailableError('no database connection'));
+          return;
+        }
+        if ((this.born.get(connection) ?? 0) < this.generation) {
+          // Opened before the last outage: its socket may be dead without knowing it.
+          discard(connection);
+          attempt();
+          return;
+        }
+        settled = true;
+        clearTimeout(timer);
+        this.guardQueries(connection);
+        cb(null, connection);
+      });
+    attempt();
+  }
+
+  /** Gives every statement on `connection` a deadline (once per connection). */
+  private guardQueries(connection: PoolConnection): void {
+    if (this.guarded.has(connection)) return;
+    this.guarded.add(connection);
+    const query = connection.query.bind(connection) as (...args: unknown[]) => unknown;
+    // mysql2's overloads cannot be restated generically; the callback is the last argument.
+    (connection as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const last = args.length - 1;
+      const callback = args[last];
+      if (typeof callback !== 'function') return query(...args);
+      let done = false;
+      const finish: QueryCallback = (err, ...rest) => {
+        if (done) return;
+        done = true;
+        clearTimeout(stall);
+        clearTimeout(deadline);
+        this.running.delete(entry);
+        if (err && isDatabaseUnavailable(err)) this.suspect();
+        (callback as QueryCallback)(err, ...rest);
+      };
+      const entry: Running = {
+        connection,
+        fail: (error) => {
+          discard(connection);
+          finish(error as QueryError);
+        },
+      };
+      const stall = setTimeout(() => this.suspect(), Math.min(STALL_MS, this.options.queryTimeoutMs));
+      const deadline = setTimeout(() => {
+        entry.fail(new StoreUnavailableError(`the database did not answer within ${this.options.queryTimeoutMs} ms`));
+        this.suspect();
+      }, this.options.queryTimeoutMs);
+      this.running.add(entry);
+      args[last] = finish;
+      return query(...args);
+    };
+  }
+
+  /** Something looked wrong: probe, unless a probe runs or one just succeeded. */
+  private suspect(): void {
+    if (this.down || this.probing || this.closed) return;
+    if (Date.now() - this.lastProbe < this.probeIntervalMs) return;
+    void this.check();
+  }
+
+  /** One probe at a time; its verdict moves the guard up or down. */
+  private check(): Promise<boolean> {
+    this.probing ??= this.probe()
+      .then((reachable) => {
+        this.lastProbe = Date.now();
+        if (reachable) this.markUp();
+        else this.markDown();
+        return reachable;
+      })
+      .finally(() => {
+        this.probing = null;
+      });
+    return this.probing;
+  }
+
+  private markDown(): void {
+    if (!this.down) {
+      this.down = true;
+      this.generation++;
+      this.options.logger.error('database unreachable: requests fail fast until it answers again');
+      for (const entry of [...this.running]) entry.fail(new StoreUnavailableError('the database became unreachable'));
+    }
+    if (this.closed || this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = null;
+      void this.check();
+    }, this.probeIntervalMs);
+    this.retry.unref();
+  }
+
+  private markUp(): void {
+    if (!this.down) return;
+    this.down = false;
+    this.options.logger.info('database reachable again');
+  }
+
+  private get probeIntervalMs(): number {
+    return Math.min(1_000, this.options.connectTimeoutMs);
+  }
+
+  /**
+   * Connects afresh and runs SELECT 1, all within the connect timeout. A server that answers
+   * with an error (too many connections, access denied) is reachable: failing every request
+   * fast would not help it.
+   */
+  private probe(): Promise<boolean> {
+    return new Promise((resolve) => {
+      const connection = createConnection({ uri: this.options.url, connectTimeout: this.options.connectTimeoutMs });
+      let answered = false;
+      const answer = (reachable: boolean) => {
+        if (answered) return;
+        answered = true;
+        clearTimeout(timer);
+        connection.destroy();
+        resolve(reachable);
+      };
+      const timer = setTimeout(() => answer(false), this.options.connectTimeoutMs);
+      const verdict = (err: QueryError | null) => answer(!err || typeof err.sqlState === 'string');
+      connection.on('error', verdict);
+      connection.query('SELECT 1', verdict);
+    });
+  }
+}
+
+/** Closes a connection for good: out of the pool, socket destroyed (a FIN alone may never be answered). */
+function discard(connection: PoolConnection): void {
+  connection.destroy();
+  (connection as unknown as { stream?: { destroy(): void } }).stream?.destroy();
+}
