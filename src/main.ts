@@ -35,6 +35,7 @@ import { openDatabase, type Database } from './sessions/database';
 import { IdempotencyKeys } from './sessions/idempotency-keys';
 import { SessionManager } from './sessions/session-manager';
 import { TurnProvenance } from './sessions/turn-provenance';
+import { UsageReport } from './sessions/usage-report';
 
 export interface Gateway {
   readonly config: Config;
@@ -126,6 +127,7 @@ export async function createGateway(
     sessions,
     contexts,
     provenance: new TurnProvenance(db),
+    usage: new UsageReport(db, now),
     retriever,
     live: { statuses, history, output: bus },
     execute: handler,
