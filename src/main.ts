@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type { BlobStore } from './blobs/blob-store.port';
 import { FilesystemBlobStore } from './blobs/filesystem.adapter';
 import { S3BlobStore } from './blobs/s3.adapter';
@@ -28,6 +29,7 @@ import { RequestHandler } from './orchestrator/request-handler';
 import { createRetrieval } from './retrieval/create-retrieval';
 import type { Retriever } from './retrieval/retrieval.port';
 import { blobRouter } from './server/blob-routes';
+import { dashboardRouter } from './server/dashboard';
 import { createHttpApp } from './server/http-app';
 import { restExecuteRouter } from './server/rest-execute';
 import { attachGraphQLWebSocket, type GraphQLWebSocketServer } from './server/ws-server';
@@ -145,6 +147,8 @@ export async function createGateway(
     routers: [
       restExecuteRouter({ handler, jwtSecret: config.jwtSecret, bodyLimitBytes: config.limits.bodyLimitBytes, logger }),
       blobRouter({ blobs, sessions, jwtSecret: config.jwtSecret, logger }),
+      // Built next to this file by `npm run build` (dist/web).
+      dashboardRouter({ dir: hooks.dashboardDir ?? join(__dirname, 'web'), logger }),
     ],
   });
   server.on('request', app);
@@ -212,6 +216,8 @@ export interface GatewayHooks {
   readonly retriever?: Retriever;
   /** False keeps the periodic turn sweeper off (its queries would be counted by statement-count tests). */
   readonly sweeper?: boolean;
+  /** Where the built dashboard is; dist/web next to the built main.js by default. */
+  readonly dashboardDir?: string;
 }
 
 /** S3 when S3_BUCKET is set, else files under DATA_DIR/blobs. */
