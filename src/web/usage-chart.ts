@@ -23,7 +23,8 @@ export function niceScale(max: number, integer: boolean): Scale {
   if (!(max > 0)) return { max: integer ? 1 : 0.01, ticks: integer ? [0, 1] : [0, 0.01] };
   const rough = max / 4;
   const magnitude = 10 ** Math.floor(Math.log10(rough));
-  const step = Math.max(integer ? 1 : 0, ([1, 2, 2.5, 5, 10].map((m) => m * magnitude).find((s) => s >= rough) ?? 10 * magnitude));
+  const candidates = [1, 2, 2.5, 5, 10].map((m) => m * magnitude).filter((s) => !integer || Number.isInteger(s));
+  const step = Math.max(integer ? 1 : 0, candidates.find((s) => s >= rough) ?? 10 * magnitude);
   const top = Math.ceil(max / step) * step;
   const ticks = Array.from({ length: Math.round(top / step) + 1 }, (_, i) => Number((i * step).toPrecision(12)));
   return { max: top, ticks };
