@@ -1,5 +1,7 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import { print, type DocumentNode, type OperationDefinitionNode } from 'graphql';
+import type { DocumentNode, OperationDefinitionNode } from 'graphql';
+// The printer alone: a bundle of the built (CommonJS) client then leaves the rest of graphql-js out.
+import { print } from 'graphql/language/printer';
 import { LatestEventIdDocument } from './generated/operations';
 import { getText, postOperation, type HttpOptions, type RequestOptions } from './http';
 import { DEFAULT_RETRY, resumableSubscription, type RetryPolicy, type SubscriptionObserver } from './resumable-subscription';
