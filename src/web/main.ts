@@ -34,7 +34,15 @@ function boot(): void {
 
 function askForToken(message: string | null): void {
   clear(topbar, brand);
+  // A `#token=` link opened in this tab while it shows the form signs in too.
+  const onLink = () => {
+    if (!tokenFromFragment(location.hash)) return;
+    window.removeEventListener('hashchange', onLink);
+    boot();
+  };
+  window.addEventListener('hashchange', onLink);
   showSignIn(main, message, (token) => {
+    window.removeEventListener('hashchange', onLink);
     sessionStorage.setItem(TOKEN_KEY, token);
     boot();
   });

@@ -107,10 +107,13 @@ describeWithBrowser('the dashboard in Chromium', () => {
     expect(await watched.page.textContent('.who')).toContain('Name of alice');
     expect(requested.length).toBeGreaterThan(0);
     expect(requested.filter((url) => url.includes(token))).toEqual([]);
-    // Another tab has its own storage: it asks for a token.
+    // Another tab has its own storage: it asks for a token, and takes one from a link opened in it.
     const other = await browser.open();
     await other.page.goto(`${server.url}/dashboard`);
     await other.page.locator('#token-input').waitFor(WAIT);
+    await other.page.goto(`${server.url}/dashboard#token=${tokenOf(bob)}`);
+    await other.page.locator('[data-testid="session-row"]').first().waitFor(WAIT);
+    expect(await other.page.textContent('.who')).toContain('Name of bob');
     expect(watched.problems).toEqual([]);
     expect(other.problems).toEqual([]);
   });
