@@ -44,6 +44,7 @@ export interface GatewayClient {
 }
 
 export function createGatewayClient(options: GatewayClientOptions): GatewayClient {
+  // The global fetch is called as a plain function: browsers refuse it detached from `window`.
   const http: HttpOptions = { url: options.url, token: options.token, fetch: options.fetch ?? ((input, init) => fetch(input, init)) };
   const transport =
     options.transport ??

@@ -75,7 +75,8 @@ export function resumableSubscription(
         point.startAt(await deps.latestEventId());
       } catch (e) {
         const error = e instanceof GatewayError ? e : new GatewayError('NETWORK_ERROR', String(e));
-        return error.code === 'NETWORK_ERROR' ? retryLater(error) : fail(error);
+        // Unreachable, or a proxy's error page while the gateway restarts: worth another try.
+        return error.code === 'NETWORK_ERROR' || error.code === 'BAD_RESPONSE' ? retryLater(error) : fail(error);
       }
       if (stopped) return;
     }

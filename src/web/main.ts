@@ -76,17 +76,24 @@ async function start(token: string): Promise<void> {
     showLive();
   });
 
+  let ended = false;
+  /** Leaves this sign-in behind: pages, subscriptions, the stored token. Only once. */
+  const end = (): boolean => {
+    if (ended) return false;
+    ended = true;
+    window.removeEventListener('hashchange', render);
+    page?.dispose();
+    page = null;
+    void client.dispose();
+    sessionStorage.removeItem(TOKEN_KEY);
+    return true;
+  };
   const app: App = {
     client,
     viewer,
     isAdmin: viewer.roles.includes('admin'),
     signOut(message) {
-      window.removeEventListener('hashchange', render);
-      page?.dispose();
-      page = null;
-      void client.dispose();
-      sessionStorage.removeItem(TOKEN_KEY);
-      askForToken(message);
+      if (end()) askForToken(message);
     },
     onError(error) {
       if (error.isUnauthenticated) app.signOut('Your token has expired or was refused. Sign in again with a new one.');
@@ -113,7 +120,7 @@ async function start(token: string): Promise<void> {
   function render(): void {
     if (tokenFromFragment(location.hash)) {
       // A link with another token was opened in this tab: start over with it.
-      app.signOut(null);
+      end();
       boot();
       return;
     }
