@@ -9,6 +9,7 @@ import { alice, bob, boss, EXECUTE, EXECUTE_ASYNC } from '../support/execute';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
 import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process';
 import { describeWithBrowser } from '../support/services';
+import { startTcpProxy } from '../support/tcp-proxy';
 
 const SECRET = 'e2e-dashboard-secret-e2e-dashboard-secret-0';
 const tokenOf = (c: Caller) => issueToken({ userId: c.userId, userName: c.userName, orgId: c.orgId, orgName: c.orgName, roles: [...c.roles] }, SECRET);
@@ -183,6 +184,31 @@ describeWithBrowser('the dashboard in Chromium', () => {
     await textBecomes(watched, '[data-testid="total-count"]', String(before + 1));
     expect(await watched.page.evaluate('window.stillTheSamePage')).toBe(true);
     expect(watched.problems).toEqual([]);
+  });
+
+  it('catches up after a dropped connection: what changed meanwhile shows up once it is back', async () => {
+    // The browser reaches the gateway only through a proxy the test can cut.
+    const proxy = await startTcpProxy('127.0.0.1', Number(new URL(server.url).port));
+    try {
+      const watched = await browser.open();
+      await watched.page.goto(`http://127.0.0.1:${proxy.port}/dashboard#token=${tokenOf(boss)}`);
+      await watched.page.locator('.live[data-state="connected"]').waitFor(WAIT);
+      const before = await shownTotal(watched);
+      proxy.cut();
+      await watched.page.locator('.live[data-state="disconnected"]').waitFor(WAIT);
+      fake.enqueue({ kind: 'failed', message: 'the model gave up' });
+      const failing = await executeAsync(bob, { sessionId: sessions.bobPublic, instruction: 'Fail while nobody watches' });
+      await until('the turn to fail', async () => (await turnStatus(bob, sessions.bobPublic, failing.turnId)) === 'FAILED');
+      const fresh = await executeAsync(bob, { instruction: 'Made while nobody watches', sessionName: 'made offline' });
+      proxy.restore();
+      await rowStatus(watched, sessions.bobPublic).filter({ hasText: 'FAILED' }).waitFor(WAIT);
+      await until('the session made meanwhile on top', async () => (await rowIds(watched))[0] === fresh.sessionId);
+      await textBecomes(watched, '[data-testid="total-count"]', String(before + 1));
+      // Chromium itself logs a reconnect attempt the cut proxy refused; nothing else may show up.
+      expect(watched.problems.filter((p) => !p.startsWith('console: WebSocket connection to'))).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('streams the running turn on the session page and sends instructions from it', async () => {
