@@ -1,14 +1,16 @@
-# Build stage: native modules (better-sqlite3) compile here.
-FROM node:20-bookworm-slim AS build
+# Node 22 LTS (Node 20 left maintenance in April 2026); package.json `engines` lists what runs.
+# Build stage: native modules (better-sqlite3) compile here, and the dashboard is bundled.
+FROM node:22-bookworm-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json tsconfig.web.json ./
+COPY scripts ./scripts
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:22-bookworm-slim
 ENV NODE_ENV=production PORT=4000 DATA_DIR=/data
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type { BlobStore } from './blobs/blob-store.port';
 import { LimitedExecuteBudget } from './budgets/execute-budget';
 import type { ExecuteBudget } from './budgets/execute-budget.port';
@@ -32,6 +33,7 @@ import { RequestHandler } from './orchestrator/request-handler';
 import { createRetrieval } from './retrieval/create-retrieval';
 import type { Retriever } from './retrieval/retrieval.port';
 import { blobRouter } from './server/blob-routes';
+import { dashboardRouter } from './server/dashboard';
 import { createHttpApp } from './server/http-app';
 import { restExecuteRouter } from './server/rest-execute';
 import { attachGraphQLWebSocket, type GraphQLWebSocketServer } from './server/ws-server';
@@ -39,6 +41,7 @@ import { openDatabase, type Database } from './sessions/database';
 import { IdempotencyKeys } from './sessions/idempotency-keys';
 import { SessionManager } from './sessions/session-manager';
 import { TurnProvenance } from './sessions/turn-provenance';
+import { UsageReport } from './sessions/usage-report';
 
 export interface Gateway {
   readonly config: Config;
@@ -134,6 +137,7 @@ export async function createGateway(
     sessions,
     contexts,
     provenance: new TurnProvenance(db),
+    usage: new UsageReport(db, now),
     retriever,
     live: { statuses, history, output: bus },
     execute: handler,
@@ -151,6 +155,8 @@ export async function createGateway(
     routers: [
       restExecuteRouter({ handler, jwtSecret: config.jwtSecret, bodyLimitBytes: config.limits.bodyLimitBytes, logger }),
       blobRouter({ blobs, sessions, jwtSecret: config.jwtSecret, logger }),
+      // Built next to this file by `npm run build` (dist/web).
+      dashboardRouter({ dir: hooks.dashboardDir ?? join(__dirname, 'web'), logger }),
     ],
   });
   server.on('request', app);
@@ -219,6 +225,8 @@ export interface GatewayHooks {
   readonly retriever?: Retriever;
   /** False keeps the periodic turn sweeper off (its queries would be counted by statement-count tests). */
   readonly sweeper?: boolean;
+  /** Where the built dashboard is; dist/web next to the built main.js by default. */
+  readonly dashboardDir?: string;
 }
 
 /** Budgets shared through Redis when REDIS_URL is set, else counted in this process. */

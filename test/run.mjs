@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: type-check, find out which real services are reachable, then run jest.
-// Without MySQL or Redis the suites that need them are skipped and listed; with CI=true a
-// missing service fails the run before any test starts.
+// Without MySQL, Redis or Chromium the suites that need them are skipped and listed; with
+// CI=true a missing service fails the run before any test starts.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -13,6 +13,7 @@ const ci = /^(1|true)$/i.test(process.env.CI ?? '');
 const env = { ...process.env };
 env.TEST_MYSQL_URL ??= 'mysql://root@127.0.0.1:3306/test';
 env.TEST_REDIS_URL ??= 'redis://127.0.0.1:6379';
+env.TEST_CHROMIUM_PATH ??= '/usr/bin/chromium';
 
 async function probeMysql(url) {
   const mysql = require('mysql2/promise');
@@ -43,6 +44,13 @@ function probeRedis(url) {
   });
 }
 
+/** Chromium answers --version without starting a browser (and without any network). */
+function probeChromium(path) {
+  const result = spawnSync(path, ['--version'], { encoding: 'utf8', timeout: 15_000 });
+  if (result.error) return result.error.code === 'ENOENT' ? 'not installed (apt-get install chromium)' : result.error.message;
+  return result.status === 0 && /chrom/i.test(result.stdout) ? null : `--version failed: ${(result.stderr || result.stdout).trim()}`;
+}
+
 const problems = [];
 const mysqlError = await probeMysql(env.TEST_MYSQL_URL);
 env.GATEWAY_TEST_MYSQL_OK = mysqlError ? '0' : '1';
@@ -50,6 +58,9 @@ if (mysqlError) problems.push(`MySQL at ${env.TEST_MYSQL_URL}: ${mysqlError}`);
 const redisError = await probeRedis(env.TEST_REDIS_URL);
 env.GATEWAY_TEST_REDIS_OK = redisError ? '0' : '1';
 if (redisError) problems.push(`Redis at ${env.TEST_REDIS_URL}: ${redisError}`);
+const browserError = probeChromium(env.TEST_CHROMIUM_PATH);
+env.GATEWAY_TEST_BROWSER_OK = browserError ? '0' : '1';
+if (browserError) problems.push(`Chromium at ${env.TEST_CHROMIUM_PATH}: ${browserError}`);
 
 /** The suites that declare they need a service, found by their describeWith* blocks. */
 function suitesNeeding(helper) {
@@ -72,10 +83,11 @@ function suitesNeeding(helper) {
 const skipped = [
   ...(mysqlError ? suitesNeeding('describeWithMysql') : []),
   ...(redisError ? suitesNeeding('describeWithRedis') : []),
+  ...(browserError ? suitesNeeding('describeWithBrowser') : []),
 ];
 const banner = problems.length
   ? `Missing services:\n  - ${problems.join('\n  - ')}\nThese suites are SKIPPED:\n  - ${skipped.join('\n  - ') || '(none)'}`
-  : `Using MySQL at ${env.TEST_MYSQL_URL} and Redis at ${env.TEST_REDIS_URL}.`;
+  : `Using MySQL at ${env.TEST_MYSQL_URL}, Redis at ${env.TEST_REDIS_URL} and Chromium at ${env.TEST_CHROMIUM_PATH}.`;
 console.log(banner);
 if (problems.length && ci) {
   console.error('CI=true: every service must be reachable; failing instead of skipping.');
@@ -87,9 +99,14 @@ const tsc = (...tscArgs) => {
   const result = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), ...tscArgs], { stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);
 };
-if (!args.includes('--no-typecheck')) tsc('--noEmit', '-p', 'tsconfig.json');
-// The end-to-end suites run the built server and CLIs, as `npm start` does.
+if (!args.includes('--no-typecheck')) {
+  tsc('--noEmit', '-p', 'tsconfig.json');
+  tsc('--noEmit', '-p', 'tsconfig.web.json');
+}
+// The end-to-end suites run the built server, CLIs and dashboard, as `npm start` does.
 tsc('-p', 'tsconfig.build.json');
+const web = spawnSync(process.execPath, ['scripts/build-web.mjs'], { stdio: 'inherit' });
+if (web.status !== 0) process.exit(web.status ?? 1);
 const jest = spawnSync(process.execPath, [require.resolve('jest/bin/jest'), ...args.filter((a) => a !== '--no-typecheck')], {
   stdio: 'inherit',
   env,

@@ -1,6 +1,8 @@
 import type { ContextDirectory } from '../contexts/context-directory';
 import type { Caller } from '../domain/caller';
+import { DEFAULT_MODEL_PRICING, priceOf } from '../domain/pricing';
 import { seededRandom } from '../domain/seeded-random';
+import { costOf } from '../domain/usage';
 import type { SessionManager } from '../sessions/session-manager';
 
 export interface SeedOptions {
@@ -30,10 +32,22 @@ const CONVERSATION_CONTEXTS = [
 const TOPICS = ['auth middleware', 'billing export', 'session list view', 'button variants', 'rate limiter', 'search index', 'token refresh', 'color tokens', 'audit log', 'retry policy'];
 const VERBS = ['Refactor', 'Fix', 'Document', 'Speed up', 'Review', 'Test'];
 const REPOS = ['acme/api', 'acme/web', 'acme/design-system'];
+const MODEL = 'gpt-4.1-mini';
+/** With a clock, the demo history spreads over this many days up to now (the usage chart's default window). */
+const HISTORY_DAYS = 30;
 
-/** Deterministic demo data, written only through the manager and the context directory. */
+/** The clock the session manager reads; seeding sets it before each write. */
+export interface SeedClock {
+  set(at: Date): void;
+}
+
+/**
+ * Deterministic demo data, written only through the manager and the context directory.
+ * Given the manager's clock, sessions are written one after another with their turns spread
+ * over the last 30 days (oldest first, as a real history would be); without one, all at once, now.
+ */
 export async function seedDemoData(
-  services: { sessions: SessionManager; contexts: ContextDirectory },
+  services: { sessions: SessionManager; contexts: ContextDirectory; clock?: SeedClock },
   options: SeedOptions,
   progress: (sessionsDone: number) => void = () => undefined,
 ): Promise<SeedResult> {
@@ -61,10 +75,22 @@ export async function seedDemoData(
 
   let turns = 0;
   let done = 0;
+  const { clock } = services;
+  const historyStart = Date.now() - HISTORY_DAYS * 24 * 3600 * 1000;
   const seedSession = async (index: number) => {
     const owner = users[index % users.length] as Caller;
     const which = index % 2;
     const isPublic = random() < 0.35;
+    // Session i starts at its share of the history; its turns follow a few minutes apart.
+    let at = historyStart + (index / options.sessions) * HISTORY_DAYS * 24 * 3600 * 1000;
+    const tick = (): Date => {
+      if (!clock) return new Date();
+      at += (1 + random() * 9) * 60 * 1000;
+      const now = new Date(Math.min(at, Date.now()));
+      clock.set(now);
+      return now;
+    };
+    tick();
     const session = await services.sessions.createSession(owner, {
       name: `${pick(VERBS)} ${pick(TOPICS)} #${index + 1}`,
       description: random() < 0.5 ? 'Seeded demo session' : null,
@@ -79,15 +105,17 @@ export async function seedDemoData(
     for (let n = 0; n < options.turnsPerSession; n++) {
       // Public sessions collect turns from anyone; private ones from the owner and the admin.
       const author = isPublic ? pick(users) : random() < 0.2 ? admin : owner;
+      tick();
       const turn = await services.sessions.addTurn(author, session.id, {
         instructionSummary: `${pick(VERBS)} the ${pick(TOPICS)} (step ${n + 1})`,
         mode: random() < 0.7 ? 'ask' : 'edit',
-        openAIModel: 'gpt-4.1-mini',
+        openAIModel: MODEL,
       });
       turns++;
       const isLast = n === options.turnsPerSession - 1;
       const roll = random();
       if (isLast && roll < 0.15) continue; // leave some sessions working on their last turn
+      const finished = tick();
       if (roll < 0.75 || (!isLast && roll < 0.85)) {
         const input = 200 + Math.floor(random() * 2000);
         const output = 50 + Math.floor(random() * 800);
@@ -95,8 +123,14 @@ export async function seedDemoData(
           agentAnswerSummary: `Here is what I changed in the ${pick(TOPICS)}.`,
           fullAgentAnswerUrl: null,
           openAIResponseId: `resp_seed_${session.id.slice(0, 8)}_${n}`,
-          openAIResponseReceivedDate: new Date(),
-          usage: { inputTokens: input, outputTokens: output, totalTokens: input + output, estimatedCostUsd: null, isEstimated: false },
+          openAIResponseReceivedDate: finished,
+          usage: {
+            inputTokens: input,
+            outputTokens: output,
+            totalTokens: input + output,
+            estimatedCostUsd: costOf(priceOf(DEFAULT_MODEL_PRICING, MODEL), input, output),
+            isEstimated: false,
+          },
         });
       } else if (roll < 0.92) {
         await services.sessions.failTurn(owner, session.id, turn.id, { errors: ['The provider timed out (seeded failure).'] });
@@ -107,10 +141,11 @@ export async function seedDemoData(
     progress(++done);
   };
 
-  // A few sessions at a time: quick on MySQL, harmless on SQLite (writes are serialised there).
+  // A few sessions at a time (quick on MySQL, harmless on SQLite, where writes are serialised
+  // anyway), but one at a time on a clock, which all of them share.
   const queue = Array.from({ length: options.sessions }, (_, i) => i);
   await Promise.all(
-    Array.from({ length: 8 }, async () => {
+    Array.from({ length: clock ? 1 : 8 }, async () => {
       for (let i = queue.shift(); i !== undefined; i = queue.shift()) await seedSession(i);
     }),
   );

@@ -36,10 +36,12 @@ async function main(): Promise<void> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize, logger });
   try {
     // Nothing listens here; running gateways pick the stored events up from turn_events.
-    const sessions = new SessionManager({ db, events: { turnStatusChanged: () => undefined } });
+    let now = new Date();
+    const sessions = new SessionManager({ db, events: { turnStatusChanged: () => undefined }, now: () => now });
     const contexts = new ContextDirectory(db);
     const started = Date.now();
-    const result = await seedDemoData({ sessions, contexts }, options, (done) => {
+    const clock = { set: (at: Date) => void (now = at) };
+    const result = await seedDemoData({ sessions, contexts, clock }, options, (done) => {
       if (process.stdout.isTTY) process.stdout.write(`\r${done}/${options.sessions} sessions`);
     });
     if (process.stdout.isTTY) process.stdout.write('\n');

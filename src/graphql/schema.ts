@@ -4,6 +4,7 @@ import { buildSchemaSync, type PubSub } from 'type-graphql';
 import { countListItems } from './response-budget';
 import { SessionConnectionResolver, TurnConnectionResolver } from './resolvers/connection.resolver';
 import { ContextResolver } from './resolvers/context.resolver';
+import { EventCursorResolver } from './resolvers/event-cursor.resolver';
 import { ExecuteResolver, ToolCallFieldsResolver, ToolResultFieldsResolver } from './resolvers/execute.resolver';
 import { ProvenanceResolver } from './resolvers/provenance.resolver';
 import {
@@ -15,6 +16,7 @@ import { SessionMutationResolver } from './resolvers/session-mutation.resolver';
 import { SessionQueryResolver } from './resolvers/session-query.resolver';
 import { SubscriptionResolver } from './resolvers/subscription.resolver';
 import { TurnResolver } from './resolvers/turn.resolver';
+import { UsageResolver } from './resolvers/usage.resolver';
 import { ViewerResolver } from './resolvers/viewer.resolver';
 
 export const resolvers = [
@@ -30,6 +32,8 @@ export const resolvers = [
   ContextResolver,
   ProvenanceResolver,
   SubscriptionResolver,
+  EventCursorResolver,
+  UsageResolver,
   ExecuteResolver,
   ToolResultFieldsResolver,
   ToolCallFieldsResolver,

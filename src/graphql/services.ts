@@ -4,6 +4,7 @@ import type { RequestHandler } from '../orchestrator/request-handler';
 import type { Retriever } from '../retrieval/retrieval.port';
 import type { SessionManager } from '../sessions/session-manager';
 import type { TurnProvenance } from '../sessions/turn-provenance';
+import type { UsageReport } from '../sessions/usage-report';
 
 /** The application services resolvers may use; the composition root builds them. */
 export interface Services {
@@ -11,6 +12,8 @@ export interface Services {
   readonly contexts: ContextDirectory;
   /** Which turns used a chunk or a file version. */
   readonly provenance: TurnProvenance;
+  /** Turns and cost per day (the dashboard's usage chart). */
+  readonly usage: UsageReport;
   /** The vector store behind the agent contexts' collections (for the orchestrator). */
   readonly retriever: Retriever;
   readonly live: LiveFeeds;

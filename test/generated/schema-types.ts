@@ -407,11 +407,15 @@ export type Query = {
   agentSessionsForUser: AgentSessionSummaryConnection;
   conversationContexts: Array<ConversationContext>;
   lastAgentSessionTurn?: Maybe<AgentSessionTurn>;
+  /** The newest status-event id handed out so far. Read it before loading a list, then subscribe with it as afterEventId: nothing that changes after this query is missed. */
+  latestEventId: Scalars['ID']['output'];
   me: Viewer;
   /** Turns whose retrieval returned this chunk (a vector point id), newest first. */
   turnsUsingChunk: AgentSessionTurnConnection;
   /** Turns that used the file version with this SHA-256: as an active file, or through a retrieved chunk cut from it. Newest first. */
   turnsUsingFile: AgentSessionTurnConnection;
+  /** Turns per day by status and their estimated cost over the last `days` days (1-366, today included, UTC): the organisation's for admins, the caller's own turns for everyone else. */
+  usageByDay: UsageByDay;
 };
 
 
@@ -457,6 +461,11 @@ export type QueryTurnsUsingFileArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   contentHash: Scalars['String']['input'];
   first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryUsageByDayArgs = {
+  days?: InputMaybe<Scalars['Int']['input']>;
 };
 
 export type Subscription = {
@@ -562,6 +571,32 @@ export type TurnUsage = {
   outputTokens: Scalars['Int']['output'];
   totalTokens: Scalars['Int']['output'];
 };
+
+export type UsageByDay = {
+  __typename?: 'UsageByDay';
+  /** Oldest first, one per day of the window, days without turns included. */
+  days: Array<UsageDay>;
+  scope: UsageScope;
+};
+
+/** Turns created on one UTC calendar day, by their current status, and their estimated cost. */
+export type UsageDay = {
+  __typename?: 'UsageDay';
+  cancelledTurns: Scalars['Int']['output'];
+  completedTurns: Scalars['Int']['output'];
+  /** YYYY-MM-DD (UTC). */
+  date: Scalars['String']['output'];
+  /** Sum of the estimates of the turns that have one. */
+  estimatedCostUsd: Scalars['Float']['output'];
+  failedTurns: Scalars['Int']['output'];
+  pendingTurns: Scalars['Int']['output'];
+};
+
+export type UsageScope =
+  /** The turns the caller created. */
+  | 'CALLER'
+  /** Every turn of the caller's organisation (admins). */
+  | 'ORGANIZATION';
 
 export type Viewer = {
   __typename?: 'Viewer';

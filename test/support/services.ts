@@ -5,6 +5,9 @@
  */
 export const mysqlUrl: string | null = process.env.GATEWAY_TEST_MYSQL_OK === '1' ? (process.env.TEST_MYSQL_URL ?? null) : null;
 export const redisUrl: string | null = process.env.GATEWAY_TEST_REDIS_OK === '1' ? (process.env.TEST_REDIS_URL ?? null) : null;
+/** Chromium for the browser suites (Debian's package: `apt-get install chromium`). */
+export const chromiumPath: string | null =
+  process.env.GATEWAY_TEST_BROWSER_OK === '1' ? (process.env.TEST_CHROMIUM_PATH ?? '/usr/bin/chromium') : null;
 
 const ci = /^(1|true)$/i.test(process.env.CI ?? '');
 
@@ -13,8 +16,8 @@ const ci = /^(1|true)$/i.test(process.env.CI ?? '');
  * except under CI=true (even when jest is run directly, without test/run.mjs): then the block
  * fails, so a missing service can never pass as green.
  */
-function describeWith(service: string, url: string | null, title: string, body: () => void): void {
-  if (url) return describe(title, body);
+function describeWith(service: string, location: string | null, title: string, body: () => void): void {
+  if (location) return describe(title, body);
   if (ci) {
     describe(title, () => {
       it(`needs ${service}`, () => {
@@ -31,3 +34,6 @@ export const describeWithMysql = (title: string, body: () => void): void =>
 
 export const describeWithRedis = (title: string, body: () => void): void =>
   describeWith('Redis at TEST_REDIS_URL', redisUrl, title, body);
+
+export const describeWithBrowser = (title: string, body: () => void): void =>
+  describeWith('Chromium at TEST_CHROMIUM_PATH', chromiumPath, title, body);

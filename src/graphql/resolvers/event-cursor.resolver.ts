@@ -1,0 +1,13 @@
+import { Ctx, ID, Query, Resolver } from 'type-graphql';
+import type { GraphQLContext } from '../context';
+
+@Resolver()
+export class EventCursorResolver {
+  @Query(() => ID, {
+    description:
+      'The newest status-event id handed out so far. Read it before loading a list, then subscribe with it as afterEventId: nothing that changes after this query is missed.',
+  })
+  async latestEventId(@Ctx() { services }: GraphQLContext): Promise<string> {
+    return String(await services.live.history.latestId());
+  }
+}

@@ -1,0 +1,49 @@
+import { isAdmin, type Caller } from '../domain/caller';
+import { isTurnStatus } from '../domain/turn-status';
+import { assertUsageDays, fillUsageDays, usageWindow, type UsageAggregateRow, type UsageByDay } from '../domain/usage-days';
+import type { Database } from './database';
+
+interface RawRow {
+  readonly day: string;
+  readonly status: string;
+  readonly turns: number | string;
+  readonly cost: number | string | null;
+}
+
+/**
+ * Turns per UTC day by status, and their cost, for the usage chart: the whole organisation
+ * for admins, the caller's own turns for everyone else. Counts every turn created in the
+ * window, deleted sessions included (the cost was incurred all the same).
+ */
+export class UsageReport {
+  constructor(
+    private readonly db: Database,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async usageByDay(caller: Caller, days: number): Promise<UsageByDay> {
+    const { since, dates } = usageWindow(this.now(), assertUsageDays(days));
+    const orgWide = isAdmin(caller);
+    const day = this.db.dialect === 'sqlite' ? `strftime('%Y-%m-%d', t.creationDate)` : `DATE_FORMAT(t.creationDate, '%Y-%m-%d')`;
+    // Through the sessions' (org, last updated) index: adding a turn moves its session's
+    // lastUpdatedDate to the turn's creation date, so no session updated before the window
+    // has a turn in it.
+    const qb = this.db.dataSource.manager
+      .createQueryBuilder(this.db.entities.turns, 't')
+      .innerJoin(this.db.entities.sessions.options.name, 's', 's.id = t.sessionId')
+      .select(day, 'day')
+      .addSelect('t.status', 'status')
+      .addSelect('COUNT(*)', 'turns')
+      .addSelect('COALESCE(SUM(t.estimatedCostUsd), 0)', 'cost')
+      .where('s.orgId = :org', { org: caller.orgId })
+      .andWhere('s.lastUpdatedDate >= :since', { since })
+      .andWhere('t.orgId = :org')
+      .andWhere('t.creationDate >= :since');
+    if (!orgWide) qb.andWhere('t.createdByUserId = :user', { user: caller.userId });
+    const raw = (await qb.groupBy('day').addGroupBy('t.status').getRawMany()) as RawRow[];
+    const rows: UsageAggregateRow[] = raw.flatMap((r) =>
+      isTurnStatus(r.status) ? [{ date: String(r.day), status: r.status, turns: Number(r.turns), estimatedCostUsd: Number(r.cost ?? 0) }] : [],
+    );
+    return { scope: orgWide ? 'ORGANIZATION' : 'CALLER', days: fillUsageDays(dates, rows) };
+  }
+}

@@ -1,0 +1,146 @@
+import { createGatewayClient, GatewayError, ViewerDocument, type ConnectionStatus } from '../client';
+import type { App, Page } from './app';
+import { clear, h } from './dom';
+import { hrefOf, parseRoute, type Route } from './routes';
+import { mountSessionPage } from './session-page';
+import { mountSessionsPage } from './sessions-page';
+import { showSignIn } from './sign-in';
+import { TOKEN_KEY, tokenFromFragment, tokenProblem } from './token';
+import { mountUsagePage } from './usage-page';
+
+const main = document.getElementById('main') as HTMLElement;
+const topbar = document.getElementById('topbar') as HTMLElement;
+const brand = topbar.firstElementChild;
+
+boot();
+
+/** Takes the token from the fragment or the tab's storage, then signs in with it (or asks for one). */
+function boot(): void {
+  const fromFragment = tokenFromFragment(location.hash);
+  if (fromFragment) {
+    sessionStorage.setItem(TOKEN_KEY, fromFragment);
+    // The token leaves the address bar and the history at once.
+    history.replaceState(null, '', `${location.pathname}${location.search}#/sessions`);
+  }
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (!token) return askForToken(null);
+  const problem = tokenProblem(token, Date.now());
+  if (problem) {
+    sessionStorage.removeItem(TOKEN_KEY);
+    return askForToken(problem);
+  }
+  void start(token);
+}
+
+function askForToken(message: string | null): void {
+  clear(topbar, brand);
+  // A `#token=` link opened in this tab while it shows the form signs in too.
+  const onLink = () => {
+    if (!tokenFromFragment(location.hash)) return;
+    window.removeEventListener('hashchange', onLink);
+    boot();
+  };
+  window.addEventListener('hashchange', onLink);
+  showSignIn(main, message, (token) => {
+    window.removeEventListener('hashchange', onLink);
+    sessionStorage.setItem(TOKEN_KEY, token);
+    boot();
+  });
+}
+
+async function start(token: string): Promise<void> {
+  const client = createGatewayClient({ url: new URL('/graphql', location.href).toString(), token });
+  let viewer;
+  try {
+    viewer = (await client.query(ViewerDocument)).me;
+  } catch (e) {
+    await client.dispose();
+    if (e instanceof GatewayError && e.isUnauthenticated) {
+      sessionStorage.removeItem(TOKEN_KEY);
+      return askForToken('The gateway refused this token: it has expired or was not issued for this gateway. Get a new one with npm run token.');
+    }
+    clear(main, h('p', { class: 'error', role: 'alert' }, `The gateway could not be reached: ${(e as Error).message}`), h('button', { type: 'button', onclick: () => boot() }, 'Try again'));
+    return;
+  }
+
+  let page: Page | null = null;
+  const liveStatus = h('span', { class: 'live', role: 'status', hidden: true });
+  let connection: ConnectionStatus = 'disconnected';
+  const showLive = () => {
+    liveStatus.hidden = !page?.live;
+    liveStatus.dataset.state = connection;
+    liveStatus.textContent = connection === 'connected' ? 'Live' : connection === 'connecting' ? 'Connecting…' : 'Reconnecting…';
+  };
+  client.onStatus((status) => {
+    connection = status;
+    showLive();
+  });
+
+  let ended = false;
+  /** Leaves this sign-in behind: pages, subscriptions, the stored token. Only once. */
+  const end = (): boolean => {
+    if (ended) return false;
+    ended = true;
+    window.removeEventListener('hashchange', render);
+    page?.dispose();
+    page = null;
+    void client.dispose();
+    sessionStorage.removeItem(TOKEN_KEY);
+    return true;
+  };
+  const app: App = {
+    client,
+    viewer,
+    isAdmin: viewer.roles.includes('admin'),
+    signOut(message) {
+      if (end()) askForToken(message);
+    },
+    onError(error) {
+      if (error.isUnauthenticated) app.signOut('Your token has expired or was refused. Sign in again with a new one.');
+    },
+  };
+
+  const nav = (route: Route, label: string) => h('a', { href: hrefOf(route), 'data-page': route.page }, label);
+  const links = [nav({ page: 'sessions' }, 'Sessions'), nav({ page: 'usage' }, 'Usage')];
+  clear(
+    topbar,
+    brand,
+    h('nav', { 'aria-label': 'Pages' }, ...links),
+    liveStatus,
+    h(
+      'span',
+      { class: 'who' },
+      h('span', { title: viewer.user.id }, viewer.user.text),
+      h('span', { class: 'muted' }, ` · ${viewer.organization.text}`),
+      app.isAdmin ? h('span', { class: 'badge' }, 'admin') : null,
+    ),
+    h('button', { type: 'button', class: 'quiet', onclick: () => app.signOut(null) }, 'Sign out'),
+  );
+
+  function render(): void {
+    if (tokenFromFragment(location.hash)) {
+      // A link with another token was opened in this tab: start over with it.
+      end();
+      boot();
+      return;
+    }
+    const route = parseRoute(location.hash);
+    for (const link of links) {
+      const current = link.dataset.page === route.page || (route.page === 'session' && link.dataset.page === 'sessions');
+      if (current) link.setAttribute('aria-current', 'page');
+      else link.removeAttribute('aria-current');
+    }
+    page?.dispose();
+    clear(main);
+    page =
+      route.page === 'usage'
+        ? mountUsagePage(app, main)
+        : route.page === 'session'
+          ? mountSessionPage(app, main, route.sessionId)
+          : mountSessionsPage(app, main);
+    showLive();
+    window.scrollTo(0, 0);
+  }
+  window.addEventListener('hashchange', render);
+  render();
+}

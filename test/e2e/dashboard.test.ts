@@ -1,0 +1,291 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import jwt from 'jsonwebtoken';
+import type { Caller } from '../../src/domain/caller';
+import { issueToken } from '../../src/server/auth';
+import { launchBrowser, type TestBrowser, type WatchedPage } from '../support/browser';
+import { alice, bob, boss, EXECUTE, EXECUTE_ASYNC } from '../support/execute';
+import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
+import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process';
+import { describeWithBrowser } from '../support/services';
+import { startTcpProxy } from '../support/tcp-proxy';
+
+const SECRET = 'e2e-dashboard-secret-e2e-dashboard-secret-0';
+const tokenOf = (c: Caller) => issueToken({ userId: c.userId, userName: c.userName, orgId: c.orgId, orgName: c.orgName, roles: [...c.roles] }, SECRET);
+const WAIT = { timeout: 20_000 };
+
+interface SessionList {
+  agentSessions: { totalCount: number; edges: { node: { id: string; lastTurnStatus: string | null } }[] };
+}
+const LIST = `query L($filter: AgentSessionFilter) { agentSessions(first: 25, filter: $filter) { totalCount edges { node { id lastTurnStatus } } } }`;
+
+describeWithBrowser('the dashboard in Chromium', () => {
+  let fake: FakeOpenAI;
+  let server: ServerProcess;
+  let dataDir: string;
+  let browser: TestBrowser;
+  let agentContextId: string;
+  const sessions: Record<'aliceOne' | 'aliceTwo' | 'bobPrivate' | 'bobPublic', string> = { aliceOne: '', aliceTwo: '', bobPrivate: '', bobPublic: '' };
+
+  async function gql<T>(caller: Caller, query: string, variables: Record<string, unknown> = {}): Promise<T> {
+    const res = await fetch(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${tokenOf(caller)}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await res.json()) as { data?: T; errors?: unknown[] };
+    if (!body.data) throw new Error(JSON.stringify(body.errors));
+    return body.data;
+  }
+  const execute = async (caller: Caller, input: Record<string, unknown>) =>
+    (await gql<{ execute: { sessionId: string; turnId: string } }>(caller, EXECUTE, { input: { agentContextId, ...input } })).execute;
+  const executeAsync = async (caller: Caller, input: Record<string, unknown>) =>
+    (await gql<{ executeAsync: { sessionId: string; turnId: string } }>(caller, EXECUTE_ASYNC, { input: { agentContextId, ...input } })).executeAsync;
+  const turnStatus = async (caller: Caller, sessionId: string, turnId: string) =>
+    (await gql<{ agentSessionTurn: { status: string } }>(caller, 'query T($s: ID!, $t: ID!) { agentSessionTurn(sessionId: $s, turnId: $t) { status } }', { s: sessionId, t: turnId }))
+      .agentSessionTurn.status;
+
+  /** A new tab signed in as `caller` through the URL fragment, showing the Sessions page. */
+  async function signIn(caller: Caller, viewport?: { width: number; height: number }): Promise<WatchedPage> {
+    const watched = await browser.open(viewport);
+    await watched.page.goto(`${server.url}/dashboard#token=${tokenOf(caller)}`);
+    await watched.page.locator('[data-testid="session-row"]').first().waitFor(WAIT);
+    return watched;
+  }
+  const rowIds = async (w: WatchedPage) => {
+    const rows = w.page.locator('[data-testid="session-row"]');
+    return Promise.all(Array.from({ length: await rows.count() }, (_, i) => rows.nth(i).getAttribute('data-session-id')));
+  };
+  const shownTotal = async (w: WatchedPage) => Number((await w.page.textContent('[data-testid="total-count"]'))?.replace(/\D/g, ''));
+  const rowStatus = (w: WatchedPage, sessionId: string) => w.page.locator(`[data-testid="session-row"][data-session-id="${sessionId}"] [data-testid="session-status"]`);
+  const turnRowStatus = (w: WatchedPage, turnId: string) => w.page.locator(`[data-testid="turn-row"][data-turn-id="${turnId}"] [data-testid="turn-status"]`);
+  /** Polls `check` (page reads, in the order the caller needs) until it holds. */
+  async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+    const deadline = Date.now() + WAIT.timeout;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  const texts = (w: WatchedPage, selector: string) => w.page.locator(selector).allTextContents();
+  const textBecomes = (w: WatchedPage, selector: string, text: string) =>
+    until(`${selector} to read "${text}"`, async () => (await texts(w, selector))[0] === text);
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    dataDir = mkdtempSync(join(tmpdir(), 'gw-e2e-dashboard-'));
+    server = await startServerProcess({ JWT_SECRET: SECRET, DATA_DIR: dataDir, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.url });
+    browser = await launchBrowser();
+    agentContextId = (
+      await gql<{ upsertAgentContext: { id: string } }>(boss, 'mutation { upsertAgentContext(input: { name: "Backend", vectorCollection: "backend", defaultModel: "gpt-4.1-mini" }) { id } }')
+    ).upsertAgentContext.id;
+    sessions.aliceOne = (await execute(alice, { instruction: 'First question of alice', sessionName: 'alice one' })).sessionId;
+    sessions.bobPrivate = (await execute(bob, { instruction: 'Private work of bob', sessionName: 'bob private' })).sessionId;
+    sessions.bobPublic = (await execute(bob, { instruction: 'Public work of bob', sessionName: 'bob public' })).sessionId;
+    await gql(bob, 'mutation M($id: ID!) { updateAgentSession(id: $id, patch: { isPublic: true }) { id } }', { id: sessions.bobPublic });
+    // alice joins bob's public session by adding a turn to it.
+    await execute(alice, { sessionId: sessions.bobPublic, instruction: 'alice chimes in' });
+    sessions.aliceTwo = (await execute(alice, { instruction: 'Second question of alice', sessionName: 'alice two' })).sessionId;
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    if (server) await stopServerProcess(server.child);
+    await fake?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('signs in from the URL fragment, keeps the token in the tab and takes it out of the address', async () => {
+    const watched = await browser.open();
+    const requested: string[] = [];
+    watched.page.on('request', (request) => requested.push(request.url()));
+    const token = tokenOf(alice);
+    await watched.page.goto(`${server.url}/dashboard#token=${token}`);
+    await watched.page.locator('[data-testid="session-row"]').first().waitFor(WAIT);
+    expect(new URL(watched.page.url()).hash).toBe('#/sessions');
+    expect(await watched.page.evaluate('sessionStorage.getItem("agent-session-gateway.token")')).toBe(token);
+    expect(await watched.page.textContent('.who')).toContain('Name of alice');
+    expect(requested.length).toBeGreaterThan(0);
+    expect(requested.filter((url) => url.includes(token))).toEqual([]);
+    // Another tab has its own storage: it asks for a token, and takes one from a link opened in it.
+    const other = await browser.open();
+    await other.page.goto(`${server.url}/dashboard`);
+    await other.page.locator('#token-input').waitFor(WAIT);
+    await other.page.goto(`${server.url}/dashboard#token=${tokenOf(bob)}`);
+    await other.page.locator('[data-testid="session-row"]').first().waitFor(WAIT);
+    expect(await other.page.textContent('.who')).toContain('Name of bob');
+    expect(watched.problems).toEqual([]);
+    expect(other.problems).toEqual([]);
+  });
+
+  it('explains why a pasted token cannot be used, and signs in with a good one', async () => {
+    const { page, problems } = await browser.open();
+    await page.goto(`${server.url}/dashboard`);
+    const signInWith = async (token: string) => {
+      await page.fill('#token-input', token);
+      await page.click('form.sign-in button[type="submit"]');
+    };
+    await signInWith(jwt.sign({ sub: 'alice', org: 'acme', exp: Math.floor(Date.now() / 1000) - 60 }, SECRET));
+    await page.locator('#sign-in-message', { hasText: 'expired' }).waitFor(WAIT);
+    await signInWith('definitely not a token');
+    await page.locator('#sign-in-message', { hasText: 'not a token' }).waitFor(WAIT);
+    expect(problems).toEqual([]);
+    // Well formed, but signed with another secret: only the gateway can tell.
+    await signInWith(jwt.sign({ sub: 'alice', org: 'acme', exp: Math.floor(Date.now() / 1000) + 600 }, 'another-secret-another-secret-another-secret'));
+    await page.locator('#sign-in-message', { hasText: 'refused' }).waitFor(WAIT);
+    expect(problems.length).toBeGreaterThan(0);
+    expect(problems.every((p) => p.includes('401'))).toBe(true);
+    problems.length = 0;
+    await signInWith(`Bearer ${tokenOf(bob)}`);
+    await page.locator('[data-testid="session-row"]').first().waitFor(WAIT);
+    expect(await page.textContent('.who')).toContain('Name of bob');
+    expect(problems).toEqual([]);
+  });
+
+  it('shows a non-admin exactly the sessions and total the API shows them', async () => {
+    const watched = await signIn(alice);
+    const api = await gql<SessionList>(alice, LIST);
+    expect(api.agentSessions.edges.map((e) => e.node.id)).not.toContain(sessions.bobPrivate);
+    expect(await rowIds(watched)).toEqual(api.agentSessions.edges.map((e) => e.node.id));
+    expect(await shownTotal(watched)).toBe(api.agentSessions.totalCount);
+    const participants = await watched.page.textContent(`[data-session-id="${sessions.bobPublic}"] [data-testid="session-participants"]`);
+    expect(participants).toContain('Name of bob');
+    expect(participants).toContain('Name of alice');
+    expect(watched.problems).toEqual([]);
+  });
+
+  it('filters by participant exactly as the API does (Enter applies the filter)', async () => {
+    const watched = await signIn(boss);
+    const everything = await gql<SessionList>(boss, LIST);
+    const api = await gql<SessionList>(boss, LIST, { filter: { participantId: alice.userId } });
+    expect(api.agentSessions.totalCount).toBeLessThan(everything.agentSessions.totalCount);
+    await watched.page.fill('[data-testid="participant-filter"]', alice.userId);
+    await watched.page.press('[data-testid="participant-filter"]', 'Enter');
+    await textBecomes(watched, '[data-testid="total-count"]', String(api.agentSessions.totalCount));
+    await until('the filtered rows', async () => (await rowIds(watched)).length === api.agentSessions.edges.length);
+    expect(await rowIds(watched)).toEqual(api.agentSessions.edges.map((e) => e.node.id));
+    expect(await texts(watched, '[data-testid="session-status"]')).toEqual(api.agentSessions.edges.map((e) => e.node.lastTurnStatus));
+    expect(watched.problems).toEqual([]);
+  });
+
+  it('turns a row from PENDING to COMPLETED live and puts a new session on top, without a reload', async () => {
+    const watched = await signIn(boss);
+    await watched.page.evaluate('window.stillTheSamePage = true');
+    const before = await shownTotal(watched);
+    await watched.page.locator('.live', { hasText: 'Live' }).waitFor(WAIT);
+    fake.enqueue({ kind: 'text', chunks: ['slowly ', 'but ', 'surely ', 'done.'], delayMs: 400 });
+    await executeAsync(bob, { sessionId: sessions.bobPrivate, instruction: 'Take your time' });
+    await rowStatus(watched, sessions.bobPrivate).filter({ hasText: 'PENDING' }).waitFor(WAIT);
+    await rowStatus(watched, sessions.bobPrivate).filter({ hasText: 'COMPLETED' }).waitFor(WAIT);
+
+    const fresh = await executeAsync(alice, { instruction: 'A brand new session', sessionName: 'brand new' });
+    await until('the new session on top', async () => (await rowIds(watched))[0] === fresh.sessionId);
+    await textBecomes(watched, '[data-testid="total-count"]', String(before + 1));
+    expect(await watched.page.evaluate('window.stillTheSamePage')).toBe(true);
+    expect(watched.problems).toEqual([]);
+  });
+
+  it('catches up after a dropped connection: what changed meanwhile shows up once it is back', async () => {
+    // The browser reaches the gateway only through a proxy the test can cut.
+    const proxy = await startTcpProxy('127.0.0.1', Number(new URL(server.url).port));
+    try {
+      const watched = await browser.open();
+      await watched.page.goto(`http://127.0.0.1:${proxy.port}/dashboard#token=${tokenOf(boss)}`);
+      await watched.page.locator('.live[data-state="connected"]').waitFor(WAIT);
+      const before = await shownTotal(watched);
+      proxy.cut();
+      await watched.page.locator('.live[data-state="disconnected"]').waitFor(WAIT);
+      fake.enqueue({ kind: 'failed', message: 'the model gave up' });
+      const failing = await executeAsync(bob, { sessionId: sessions.bobPublic, instruction: 'Fail while nobody watches' });
+      await until('the turn to fail', async () => (await turnStatus(bob, sessions.bobPublic, failing.turnId)) === 'FAILED');
+      const fresh = await executeAsync(bob, { instruction: 'Made while nobody watches', sessionName: 'made offline' });
+      proxy.restore();
+      await rowStatus(watched, sessions.bobPublic).filter({ hasText: 'FAILED' }).waitFor(WAIT);
+      await until('the session made meanwhile on top', async () => (await rowIds(watched))[0] === fresh.sessionId);
+      await textBecomes(watched, '[data-testid="total-count"]', String(before + 1));
+      // Chromium itself logs a reconnect attempt the cut proxy refused; nothing else may show up.
+      expect(watched.problems.filter((p) => !p.startsWith('console: WebSocket connection to'))).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('streams the running turn on the session page and sends instructions from it', async () => {
+    const watched = await signIn(alice);
+    await watched.page.click(`[data-session-id="${sessions.aliceOne}"] a`);
+    await watched.page.locator('[data-testid="turn-row"]').first().waitFor(WAIT);
+    const pieces = ['The limiter ', 'lives in ', 'src/server/limits.ts ', 'and reads ', 'RATE_LIMIT_BURST.'];
+    fake.enqueue({ kind: 'text', chunks: pieces, delayMs: 300 });
+    await watched.page.fill('#instruction', 'Where is the rate limiter?');
+    await watched.page.click('form.send button[type="submit"]');
+    const lastStatus = async () => (await texts(watched, '[data-testid="turn-row"] [data-testid="turn-status"]')).at(-1);
+    // Part of the text is on the page while its turn is still PENDING (text read first: it only grows)...
+    await until('part of the answer while the turn runs', async () => {
+      const text = (await texts(watched, '[data-testid="turn-output"]'))[0] ?? '';
+      return text.startsWith('The limiter ') && text.length < pieces.join('').length && (await lastStatus()) === 'PENDING';
+    });
+    // ...and all of it, once, when the turn has completed.
+    await until('the turn to complete', async () => (await lastStatus()) === 'COMPLETED');
+    await textBecomes(watched, '[data-testid="turn-output"]', pieces.join(''));
+    expect(await watched.page.locator('[data-testid="turn-row"]').count()).toBe(2);
+    expect(watched.problems).toEqual([]);
+  });
+
+  it('cancels a PENDING turn from its row', async () => {
+    const watched = await signIn(alice);
+    await watched.page.goto(`${server.url}/dashboard#/sessions/${sessions.aliceTwo}`);
+    await watched.page.locator('[data-testid="turn-row"]').first().waitFor(WAIT);
+    fake.enqueue({ kind: 'hang' });
+    const { turnId } = await executeAsync(alice, { sessionId: sessions.aliceTwo, instruction: 'This will never be answered' });
+    await turnRowStatus(watched, turnId).filter({ hasText: 'PENDING' }).waitFor(WAIT);
+    await watched.page.click(`[data-testid="turn-row"][data-turn-id="${turnId}"] button.danger`);
+    await turnRowStatus(watched, turnId).filter({ hasText: 'CANCELLED' }).waitFor(WAIT);
+    expect(await turnStatus(alice, sessions.aliceTwo, turnId)).toBe('CANCELLED');
+    expect(await watched.page.locator(`[data-turn-id="${turnId}"] button.danger`).count()).toBe(0);
+    expect(watched.problems).toEqual([]);
+  });
+
+  it('opens the full answer of a turn, fetched with the token', async () => {
+    const watched = await signIn(alice);
+    await watched.page.goto(`${server.url}/dashboard#/sessions/${sessions.aliceOne}`);
+    const first = watched.page.locator('[data-testid="turn-row"]').first();
+    await first.waitFor(WAIT);
+    const href = await first.locator('a.full-link', { hasText: 'Full answer' }).getAttribute('href');
+    const expected = await (await fetch(`${server.url}${href}`, { headers: { authorization: `Bearer ${tokenOf(alice)}` } })).text();
+    expect(expected.length).toBeGreaterThan(0);
+    await first.locator('a.full-link', { hasText: 'Full answer' }).click();
+    await textBecomes(watched, 'dialog[open] pre', expected);
+    expect(watched.problems).toEqual([]);
+  });
+
+  it('draws the usage chart from usageByDay', async () => {
+    const watched = await signIn(boss);
+    await watched.page.click('nav a[data-page="usage"]');
+    const chart = watched.page.locator('svg[data-testid="usage-chart"]');
+    await chart.waitFor(WAIT);
+    const { usageByDay } = await gql<{ usageByDay: { days: { completedTurns: number; failedTurns: number; cancelledTurns: number; pendingTurns: number }[] } }>(
+      boss,
+      '{ usageByDay { days { completedTurns failedTurns cancelledTurns pendingTurns } } }',
+    );
+    const total = usageByDay.days.reduce((n, d) => n + d.completedTurns + d.failedTurns + d.cancelledTurns + d.pendingTurns, 0);
+    expect(total).toBeGreaterThan(0);
+    expect(await chart.locator('rect.fill-completed').count()).toBeGreaterThan(0);
+    expect(await chart.locator('rect.fill-cancelled').count()).toBeGreaterThan(0);
+    expect(await watched.page.textContent('.totals div:first-child dd')).toBe(String(total));
+    expect(watched.problems).toEqual([]);
+  });
+
+  it('fits a phone screen without sideways scrolling', async () => {
+    const watched = await signIn(alice, { width: 390, height: 844 });
+    const overflow = () => watched.page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await watched.page.click('nav a[data-page="usage"]');
+    await watched.page.locator('svg[data-testid="usage-chart"]').waitFor(WAIT);
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await watched.page.goto(`${server.url}/dashboard#/sessions/${sessions.aliceOne}`);
+    await watched.page.locator('[data-testid="turn-row"]').first().waitFor(WAIT);
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    expect(watched.problems).toEqual([]);
+  });
+});
