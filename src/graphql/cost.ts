@@ -59,6 +59,8 @@ export const LIST_SIZES: Readonly<Record<string, number>> = {
   'Query.agentContexts': 20,
   'Query.conversationContexts': 20,
   'Viewer.roles': 5,
+  // One per day of the window: at most 366 (usageByDay refuses more).
+  'UsageByDay.days': 366,
 };
 
 /** Size assumed for a list missing from LIST_SIZES (a test keeps the table complete). */
