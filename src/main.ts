@@ -13,6 +13,7 @@ import { S3BlobStore } from './blobs/s3.adapter';
 import { ConfigError, loadConfig, type Config } from './config';
 import { ContextDirectory } from './contexts/context-directory';
 import { EventPruner } from './events/event-pruner';
+import { openGatewayDatabase, type GatewayDatabase } from './gateway-database';
 import type { EventBus } from './events/event-bus.port';
 import { InProcessEventBus } from './events/in-process-event-bus.adapter';
 import { RedisEventBus } from './events/redis-event-bus.adapter';
@@ -20,6 +21,7 @@ import { TurnEventRepository } from './events/turn-event.repository';
 import { TurnEventSequencer } from './events/turn-event-sequencer';
 import type { TurnOutputSink } from './events/turn-output';
 import { createProtection } from './graphql/protection';
+import { IdempotencyKeys } from './idempotency/idempotency-keys';
 import { SubscriptionExecutor } from './graphql/live/subscription-executor';
 import { gatewaySchema } from './graphql/schema';
 import type { Services } from './graphql/services';
@@ -37,8 +39,6 @@ import { dashboardRouter } from './server/dashboard';
 import { createHttpApp } from './server/http-app';
 import { restExecuteRouter } from './server/rest-execute';
 import { attachGraphQLWebSocket, type GraphQLWebSocketServer } from './server/ws-server';
-import { openDatabase, type Database } from './sessions/database';
-import { IdempotencyKeys } from './sessions/idempotency-keys';
 import { SessionManager } from './sessions/session-manager';
 import { TurnProvenance } from './sessions/turn-provenance';
 import { UsageReport } from './sessions/usage-report';
@@ -46,7 +46,7 @@ import { UsageReport } from './sessions/usage-report';
 export interface Gateway {
   readonly config: Config;
   readonly services: Services;
-  readonly db: Database;
+  readonly db: GatewayDatabase;
   readonly server: Server;
   /** Where the orchestrator writes streamed answer text (turnOutput subscribers read it). */
   readonly output: TurnOutputSink;
@@ -80,7 +80,7 @@ export async function createGateway(
 ): Promise<Gateway> {
   const retrieval = createRetrieval(config, logger);
   logger.info(retrieval.description, 'retrieval configured');
-  const db = await openDatabase({
+  const db = await openGatewayDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.dbPoolSize,

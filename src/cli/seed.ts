@@ -2,8 +2,8 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
 import { ContextDirectory } from '../contexts/context-directory';
+import { openGatewayDatabase } from '../gateway-database';
 import { createLogger } from '../logger';
-import { openDatabase } from '../sessions/database';
 import { SessionManager } from '../sessions/session-manager';
 import { seedDemoData, type SeedOptions } from './seed-data';
 
@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   };
   const config = loadConfig();
   const logger = createLogger('warn');
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize, logger });
+  const db = await openGatewayDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize, logger });
   try {
     // Nothing listens here; running gateways pick the stored events up from turn_events.
     let now = new Date();

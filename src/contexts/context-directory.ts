@@ -11,8 +11,8 @@ import {
   type ConversationContextRecord,
 } from '../domain/contexts';
 import { forbidden, notFound } from '../domain/errors';
-import type { Database } from '../sessions/database';
-import type { AgentContextRow, ConversationContextRow } from './context.entities';
+import type { Database } from '../persistence/database';
+import type { AgentContextRow, ContextEntities, ConversationContextRow } from './context.entities';
 
 /**
  * The agent and conversation contexts of each org (DD-007: session persistence keeps only
@@ -20,7 +20,7 @@ import type { AgentContextRow, ConversationContextRow } from './context.entities
  */
 export class ContextDirectory {
   constructor(
-    private readonly db: Database,
+    private readonly db: Database<ContextEntities>,
     private readonly now: () => Date = () => new Date(),
   ) {}
 

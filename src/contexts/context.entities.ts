@@ -1,6 +1,6 @@
 import { EntitySchema } from 'typeorm';
-import { columnTypes, type Dialect } from '../sessions/dialect';
-import { jsonColumn } from '../sessions/json-column';
+import { jsonColumn } from '../persistence/columns';
+import { columnTypes, type Dialect } from '../persistence/dialect';
 
 export interface ToolDefinitionDoc {
   name: string;

@@ -16,7 +16,7 @@ const PAGE = 500;
 /**
  * Turns what the bus delivers into the stream subscribers need: every committed status
  * event exactly once, in id order. Ids are dense and handed out in commit order (one
- * counter row, see the session manager), so once event N has arrived every event below N
+ * counter row, see event-log-writer.ts), so once event N has arrived every event below N
  * is committed: a missing one is a message that is late or was lost (another instance
  * publishing a moment later, a Redis outage). The sequencer waits briefly for it, then
  * reads it from turn_events; duplicates (our own echo, a replayed page) are dropped.

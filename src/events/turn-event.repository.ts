@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { DomainError } from '../domain/errors';
-import type { Database } from '../sessions/database';
-import type { TurnEventRow } from '../sessions/session.entities';
+import type { Database } from '../persistence/database';
+import type { EventLogEntities, TurnEventRow } from './event-log.entities';
 import type { TurnStatusEvent } from './turn-events';
 
 /** Which stored events a replay reads: one org, optionally one session. */
@@ -15,13 +15,13 @@ const ISSUED = 'turn_events';
 const PRUNED = 'turn_events_pruned';
 
 /**
- * Reads the durable status events the session manager writes (turn_events) for replay and
- * gap filling, and prunes old ones. The session manager remains the only writer of events.
+ * Reads the durable status events the event-log writer stores (turn_events) for replay and
+ * gap filling, and prunes old ones.
  */
 export class TurnEventRepository {
   /** `deleteWindow`: ids per DELETE statement when pruning. */
   constructor(
-    private readonly db: Database,
+    private readonly db: Database<EventLogEntities>,
     private readonly deleteWindow = 5_000,
   ) {}
 

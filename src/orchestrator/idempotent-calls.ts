@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Caller } from '../domain/caller';
 import { conflict, DomainError, ERROR_CODES, isDomainError, type ErrorCode, type ErrorDetails } from '../domain/errors';
 import type { Logger } from '../logger';
-import type { IdempotencyKeys, IdempotencyScope } from '../sessions/idempotency-keys';
+import type { IdempotencyKeys, IdempotencyScope } from '../idempotency/idempotency-keys';
 
 export interface IdempotencyOptions {
   /** How long a retry waits for a first call that is still running before CONFLICT. */

@@ -1,6 +1,6 @@
 import type { TurnOutputSink } from '../events/turn-output';
 import type { Logger } from '../logger';
-import type { IdempotencyKeys } from '../sessions/idempotency-keys';
+import type { IdempotencyKeys } from '../idempotency/idempotency-keys';
 import type { SessionManager } from '../sessions/session-manager';
 
 const BATCH = 50;

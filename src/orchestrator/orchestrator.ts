@@ -6,7 +6,7 @@ import type { TurnRecord } from '../domain/turn';
 import { isTerminal } from '../domain/turn-status';
 import { canCancelTurn } from '../domain/visibility';
 import type { TurnOutputSink } from '../events/turn-output';
-import type { IdempotencyKeys } from '../sessions/idempotency-keys';
+import type { IdempotencyKeys } from '../idempotency/idempotency-keys';
 import { InFlightTurns } from './in-flight';
 import { InstructionPlanner, type PlannedInstruction, type PlannerDeps } from './instruction-planner';
 import { LeaseSweeper } from './lease-sweeper';

@@ -9,7 +9,7 @@ import { LIMITS, optionalText, requireText } from '../domain/validation';
 import { BlobStoreUnavailableError } from '../blobs/blob-store.port';
 import type { ExecuteBudget } from '../budgets/execute-budget.port';
 import type { Logger } from '../logger';
-import { isDatabaseUnavailable } from '../sessions/db-errors';
+import { isDatabaseUnavailable } from '../persistence/db-errors';
 import type { IdempotentCalls } from './idempotent-calls';
 import type { Orchestrator } from './orchestrator';
 import type { OrchestratorRequest, StartedTurn } from './request';

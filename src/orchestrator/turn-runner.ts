@@ -9,7 +9,7 @@ import type { TurnUsage } from '../domain/usage';
 import type { TurnOutputSink, TurnRef } from '../events/turn-output';
 import { LlmError, type LanguageModel, type LlmRequest, type LlmResponse } from '../llm/llm.port';
 import type { Logger } from '../logger';
-import { isDatabaseUnavailable } from '../sessions/db-errors';
+import { isDatabaseUnavailable } from '../persistence/db-errors';
 import type { SessionManager } from '../sessions/session-manager';
 import type { InFlightTurn, InFlightTurns } from './in-flight';
 import { TURN_BLOBS, TurnBlobs } from './turn-blobs';

@@ -19,11 +19,14 @@ import { assertTransition, type TurnStatus } from '../domain/turn-status';
 import type { TurnUsage } from '../domain/usage';
 import { LIMITS, optionalText, requireText } from '../domain/validation';
 import { canCancelTurn, canManage, canRead } from '../domain/visibility';
+import type { EventLogEntities } from '../events/event-log.entities';
+import { EventLogWriter } from '../events/event-log-writer';
 import type { TurnEventSink, TurnStatusEvent } from '../events/turn-events';
-import type { Database } from './database';
+import type { Database } from '../persistence/database';
+import type { ProvenanceEntities } from './provenance.entities';
 import { toSessionRecord, toTurnRecord } from './records';
 import { applyFilter, applyOrder, applyVisibility, cursorOf } from './session-query';
-import type { SessionRow, TurnRow } from './session.entities';
+import type { SessionEntities, SessionRow, TurnRow } from './session.entities';
 import { indexTurnRefs } from './turn-provenance';
 
 /** Whose data a system-side write (completing a turn) may touch. */
@@ -39,7 +42,7 @@ export interface AddTurnOptions {
 }
 
 export interface SessionManagerDeps {
-  readonly db: Database;
+  readonly db: Database<SessionEntities & ProvenanceEntities & EventLogEntities>;
   readonly events: TurnEventSink;
   readonly now?: () => Date;
   readonly newId?: () => string;
@@ -63,8 +66,9 @@ type Transition =
  * and the session's denormalised counters move in the same transaction as its turns.
  */
 export class SessionManager {
-  private readonly db: Database;
+  private readonly db: Database<SessionEntities & ProvenanceEntities>;
   private readonly events: TurnEventSink;
+  private readonly eventLog: EventLogWriter;
   private readonly now: () => Date;
   private readonly newId: () => string;
 
@@ -73,6 +77,7 @@ export class SessionManager {
     this.events = deps.events;
     this.now = deps.now ?? (() => new Date());
     this.newId = deps.newId ?? randomUUID;
+    this.eventLog = new EventLogWriter(deps.db, this.now);
   }
 
   // ------------------------------------------------------------------ writes
@@ -171,7 +176,7 @@ export class SessionManager {
         lastUpdatedDate: now,
       });
       if (!session.callerIsParticipant) await this.addParticipant(em, session, { id: caller.userId, text: caller.userName }, now);
-      const event = await this.recordEvent(em, row, null);
+      const event = await this.eventLog.append(em, statusChange(row, null));
       return { turn: row, event };
     });
     this.events.turnStatusChanged(event);
@@ -592,7 +597,7 @@ export class SessionManager {
         sessionChanges.lastTurnDate = updated.statusTimeStamp;
       }
       await em.update(this.db.entities.sessions, { id: session.id }, sessionChanges);
-      const event = await this.recordEvent(em, updated, previous);
+      const event = await this.eventLog.append(em, statusChange(updated, previous));
       return { turn: updated, event };
     });
     if (event) this.events.turnStatusChanged(event);
@@ -653,44 +658,19 @@ export class SessionManager {
       joinedDate: now,
     });
   }
+}
 
-  /**
-   * Stores the event in the same transaction as the change. Ids come from one counter row
-   * whose lock is held until commit, so ids are handed out in commit order: a reader that
-   * has seen event N can never later find a committed event below N.
-   */
-  private async recordEvent(em: EntityManager, turn: TurnRow, previousStatus: TurnStatus | null): Promise<TurnStatusEvent> {
-    await em.query(`UPDATE event_counters SET value = value + 1 WHERE name = 'turn_events'`);
-    const [counter] = (await em.query(`SELECT value FROM event_counters WHERE name = 'turn_events'`)) as {
-      value: string | number;
-    }[];
-    const eventId = Number(counter?.value);
-    const event: TurnStatusEvent = {
-      eventId,
-      orgId: turn.orgId,
-      sessionId: turn.sessionId,
-      turnId: turn.id,
-      sequenceNumber: turn.sequenceNumber,
-      previousStatus,
-      status: turn.status,
-      statusTimeStamp: turn.statusTimeStamp,
-      createdByUser: { id: turn.createdByUserId, text: turn.createdByUserName },
-    };
-    await em.insert(this.db.entities.events, {
-      id: eventId,
-      orgId: event.orgId,
-      sessionId: event.sessionId,
-      turnId: event.turnId,
-      sequenceNumber: event.sequenceNumber,
-      previousStatus,
-      status: event.status,
-      statusTimeStamp: event.statusTimeStamp,
-      createdByUserId: event.createdByUser.id,
-      createdByUserName: event.createdByUser.text,
-      recordedDate: this.now(),
-    });
-    return event;
-  }
+function statusChange(turn: TurnRow, previousStatus: TurnStatus | null): Omit<TurnStatusEvent, 'eventId'> {
+  return {
+    orgId: turn.orgId,
+    sessionId: turn.sessionId,
+    turnId: turn.id,
+    sequenceNumber: turn.sequenceNumber,
+    previousStatus,
+    status: turn.status,
+    statusTimeStamp: turn.statusTimeStamp,
+    createdByUser: { id: turn.createdByUserId, text: turn.createdByUserName },
+  };
 }
 
 /** Over-long filter values are refused rather than silently matching nothing. */

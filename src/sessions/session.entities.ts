@@ -1,8 +1,8 @@
 import { EntitySchema } from 'typeorm';
 import type { ActiveFileRef, ChunkRef, ToolCall } from '../domain/turn';
 import type { TurnStatus } from '../domain/turn-status';
-import { columnTypes, type Dialect } from './dialect';
-import { jsonColumn } from './json-column';
+import { bigintNumber, jsonColumn } from '../persistence/columns';
+import { columnTypes, type Dialect } from '../persistence/dialect';
 
 /**
  * Table rows as the ORM sees them. They never leave sessions/: the manager maps them to
@@ -81,26 +81,6 @@ export interface ParticipantRow {
   orgId: string;
   userName: string;
   joinedDate: Date;
-}
-
-/** One durable status-change event; ids are handed out in commit order (see event_counters). */
-export interface TurnEventRow {
-  id: number;
-  orgId: string;
-  sessionId: string;
-  turnId: string;
-  sequenceNumber: number;
-  previousStatus: TurnStatus | null;
-  status: TurnStatus;
-  statusTimeStamp: Date;
-  createdByUserId: string;
-  createdByUserName: string;
-  recordedDate: Date;
-}
-
-export interface EventCounterRow {
-  name: string;
-  value: number;
 }
 
 const varchar = (length: number, nullable = false) => ({ type: 'varchar' as const, length, nullable });
@@ -212,45 +192,7 @@ export function sessionEntities(dialect: Dialect) {
     indices: [{ name: 'idx_participants_org_user', columns: ['orgId', 'userId'] }],
   });
 
-  const events = new EntitySchema<TurnEventRow>({
-    name: 'TurnEvent',
-    tableName: 'turn_events',
-    columns: {
-      id: { type: 'bigint', primary: true, transformer: bigintNumber },
-      orgId: { ...id(64), name: 'org_id' },
-      sessionId: { ...id(36), name: 'session_id' },
-      turnId: { ...id(36), name: 'turn_id' },
-      sequenceNumber: { type: 'int', name: 'sequence_number' },
-      previousStatus: { ...varchar(16, true), name: 'previous_status' },
-      status: varchar(16),
-      statusTimeStamp: date('status_time_stamp'),
-      createdByUserId: { ...id(64), name: 'created_by_user_id' },
-      createdByUserName: { ...varchar(200), name: 'created_by_user_name' },
-      recordedDate: date('recorded_date'),
-    },
-    indices: [
-      { name: 'idx_events_org_id', columns: ['orgId', 'id'] },
-      { name: 'idx_events_session_id', columns: ['sessionId', 'id'] },
-      { name: 'idx_events_recorded', columns: ['recordedDate'] },
-    ],
-  });
-
-  const counters = new EntitySchema<EventCounterRow>({
-    name: 'EventCounter',
-    tableName: 'event_counters',
-    columns: {
-      name: { ...varchar(32), primary: true },
-      value: { type: 'bigint', transformer: bigintNumber },
-    },
-  });
-
-  return { sessions, turns, participants, events, counters };
+  return { sessions, turns, participants };
 }
 
 export type SessionEntities = ReturnType<typeof sessionEntities>;
-
-/** mysql2 hands BIGINT back as a string once it exceeds 2^53; ours never do. */
-const bigintNumber = {
-  to: (value: number | null | undefined) => value,
-  from: (raw: string | number | null) => (raw === null ? null : Number(raw)),
-};

@@ -3,11 +3,11 @@ import type { Caller } from '../domain/caller';
 import { badInput } from '../domain/errors';
 import { assertPageSize, decodeCursor, encodeCursor, malformedCursor, type Page, type PageRequest } from '../domain/pagination';
 import type { ActiveFileRef, ChunkRef, TurnRecord } from '../domain/turn';
-import type { Database } from './database';
-import { MAX_REF_KEY, MAX_REF_PATH, type TurnChunkRefRow, type TurnFileRefRow } from './provenance.entities';
+import type { Database } from '../persistence/database';
+import { MAX_REF_KEY, MAX_REF_PATH, type ProvenanceEntities, type TurnChunkRefRow, type TurnFileRefRow } from './provenance.entities';
 import { toTurnRecord } from './records';
 import { applyVisibility } from './session-query';
-import type { TurnRow } from './session.entities';
+import type { SessionEntities, TurnRow } from './session.entities';
 
 export interface TurnPage extends Page<TurnRecord> {
   readonly totalCount: () => Promise<number>;
@@ -24,7 +24,7 @@ const INSERT_BATCH = 100;
  */
 export async function indexTurnRefs(
   em: EntityManager,
-  entities: Database['entities'],
+  entities: ProvenanceEntities,
   turn: Pick<TurnRow, 'id' | 'sessionId' | 'orgId' | 'creationDate'>,
   added: { readonly chunkRefs: readonly ChunkRef[]; readonly activeFileRefs: readonly ActiveFileRef[] },
   already: { readonly chunkRefs: readonly ChunkRef[]; readonly activeFileRefs: readonly ActiveFileRef[] } = {
@@ -68,7 +68,7 @@ async function insertAll<T extends object>(em: EntityManager, entity: EntitySche
  * Both read an index (org, key, date, turn), never the turns' JSON columns.
  */
 export class TurnProvenance {
-  constructor(private readonly db: Database) {}
+  constructor(private readonly db: Database<SessionEntities & ProvenanceEntities>) {}
 
   turnsUsingChunk(caller: Caller, chunkId: string, page: PageRequest): Promise<TurnPage> {
     return this.page(caller, this.db.entities.turnChunkRefs, 'chunkId', requireKey('chunkId', chunkId), page);

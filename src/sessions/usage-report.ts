@@ -1,7 +1,8 @@
 import { isAdmin, type Caller } from '../domain/caller';
 import { isTurnStatus } from '../domain/turn-status';
 import { assertUsageDays, fillUsageDays, usageWindow, type UsageAggregateRow, type UsageByDay } from '../domain/usage-days';
-import type { Database } from './database';
+import type { Database } from '../persistence/database';
+import type { SessionEntities } from './session.entities';
 
 interface RawRow {
   readonly day: string;
@@ -17,7 +18,7 @@ interface RawRow {
  */
 export class UsageReport {
   constructor(
-    private readonly db: Database,
+    private readonly db: Database<SessionEntities>,
     private readonly now: () => Date = () => new Date(),
   ) {}
 

@@ -1,4 +1,4 @@
-import { EXACT_ID_COLLATION } from '../../src/sessions/dialect';
+import { EXACT_ID_COLLATION } from '../../src/persistence/dialect';
 import { mysqlTestDatabase, sqliteTestDatabase, type TestDatabase, type TestDatabaseFactory } from '../support/db';
 import { describeWithMysql } from '../support/services';
 

@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
-import { openDatabase, type Database } from '../../src/sessions/database';
+import { openGatewayDatabase, type GatewayDatabase } from '../../src/gateway-database';
 import { createLogger } from '../../src/logger';
 import { mysqlUrl } from './services';
 
 export interface TestDatabase {
-  readonly db: Database;
+  readonly db: GatewayDatabase;
   /** The URL a second process (a gateway under test) would use; null for SQLite. */
   readonly url: string | null;
   readonly dataDir: string;
@@ -27,7 +27,7 @@ export const mysqlTestDatabase: TestDatabaseFactory = async () => openTestDataba
 async function openTestDatabase(url: string | null, poolSize: number): Promise<TestDatabase> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-test-'));
   const statements: string[] = [];
-  const db = await openDatabase({
+  const db = await openGatewayDatabase({
     databaseUrl: url,
     dataDir,
     poolSize,

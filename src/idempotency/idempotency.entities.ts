@@ -1,5 +1,5 @@
 import { EntitySchema } from 'typeorm';
-import { columnTypes, type Dialect } from './dialect';
+import { columnTypes, type Dialect } from '../persistence/dialect';
 
 export type IdempotencyState = 'RUNNING' | 'DONE';
 

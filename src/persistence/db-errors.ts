@@ -34,6 +34,27 @@ export class StoreUnavailableError extends DomainError {
   }
 }
 
+/** MySQL's deadlock and lock-wait-timeout errors: the transaction may simply be run again. */
+const DEADLOCK_ERRNOS = new Set([1213, 1205]);
+const DUPLICATE_KEY_ERRNO = 1062;
+
+/**
+ * The translation of driver errors: the only place that reads driver codes. Stores above it
+ * ask these questions (or catch StoreUnavailableError), never the driver's numbers.
+ */
+export const isDeadlock = (e: unknown): boolean => {
+  const errno = errnoOf(e);
+  return typeof errno === 'number' && DEADLOCK_ERRNOS.has(errno);
+};
+
+/** An INSERT lost a race for a unique key (MySQL; SQLite writers are serialised and never race). */
+export const isDuplicateKey = (e: unknown): boolean => errnoOf(e) === DUPLICATE_KEY_ERRNO;
+
+function errnoOf(e: unknown): unknown {
+  const err = e as { errno?: unknown; driverError?: { errno?: unknown } };
+  return err.driverError?.errno ?? err.errno;
+}
+
 /** True when `e` (possibly wrapped by TypeORM) says the session store is down or unreachable. */
 export function isDatabaseUnavailable(e: unknown): boolean {
   for (let current: unknown = e, depth = 0; current && depth < 4; depth++) {

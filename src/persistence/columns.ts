@@ -7,3 +7,9 @@ export function jsonColumn<T>(empty: T): ValueTransformer {
     from: (raw: string | null): T => (raw === null || raw === '' ? empty : (JSON.parse(raw) as T)),
   };
 }
+
+/** mysql2 hands BIGINT back as a string once it exceeds 2^53; ours never do. */
+export const bigintNumber: ValueTransformer = {
+  to: (value: number | null | undefined) => value,
+  from: (raw: string | number | null) => (raw === null ? null : Number(raw)),
+};

@@ -1,16 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
-import { DataSource, type EntityManager, type Logger as OrmLogger } from 'typeorm';
-import { contextEntities, type ContextEntities } from '../contexts/context.entities';
+import { DataSource, type EntityManager, type EntitySchema, type Logger as OrmLogger } from 'typeorm';
 import type { Logger } from '../logger';
-import { typedStoreError } from './db-errors';
+import { isDeadlock, typedStoreError } from './db-errors';
 import { dialectOf, type Dialect } from './dialect';
-import { idempotencyEntities, type IdempotencyEntities } from './idempotency.entities';
 import { migrations } from './migrations';
 import { MysqlStoreGuard } from './mysql-store-guard';
-import { provenanceEntities, type ProvenanceEntities } from './provenance.entities';
-import { sessionEntities, type SessionEntities } from './session.entities';
 
 export interface DatabaseOptions {
   /** mysql://user:pass@host:port/db; absent means the embedded SQLite file under dataDir. */
@@ -26,10 +22,18 @@ export interface DatabaseOptions {
   readonly onQuery?: (sql: string) => void;
 }
 
-export interface Database {
+/** Entity schemas by the name their feature reads them by; each feature brings its own. */
+export type EntitySchemas = Readonly<Record<string, EntitySchema>>;
+
+/**
+ * The one connection to the gateway's database. `E` is what a feature sees of the entity
+ * schemas: each store asks for its own tables only (`Database<SessionEntities>`), and the
+ * composition root opens it with every feature's (see gateway-database.ts).
+ */
+export interface Database<E extends EntitySchemas = EntitySchemas> {
   readonly dataSource: DataSource;
   readonly dialect: Dialect;
-  readonly entities: SessionEntities & ContextEntities & ProvenanceEntities & IdempotencyEntities;
+  readonly entities: E;
   /** Runs `work` in one transaction, serialised on SQLite and retried on MySQL deadlocks. */
   transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T>;
   /** Readiness: throws StoreUnavailableError unless the database answers (MySQL: within the connect timeout). */
@@ -37,18 +41,19 @@ export interface Database {
   close(): Promise<void>;
 }
 
-const DEADLOCK_ERRNOS = new Set([1213, 1205]);
 const MAX_ATTEMPTS = 4;
 
-export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+/**
+ * Connects (MySQL/MariaDB when `databaseUrl` is set, else the embedded SQLite file), runs the
+ * migrations and registers the entity schemas `entitiesFor` makes for the dialect found.
+ */
+export async function openDatabase<E extends EntitySchemas>(
+  options: DatabaseOptions,
+  entitiesFor: (dialect: Dialect) => E,
+): Promise<Database<E>> {
   const connectTimeoutMs = options.connectTimeoutMs ?? 3_000;
   const dialect = options.databaseUrl ? await probeMysqlDialect(options.databaseUrl, connectTimeoutMs) : 'sqlite';
-  const entities = {
-    ...sessionEntities(dialect),
-    ...contextEntities(dialect),
-    ...provenanceEntities(dialect),
-    ...idempotencyEntities(dialect),
-  };
+  const entities = entitiesFor(dialect);
   const common = {
     entities: Object.values(entities),
     migrations,
@@ -112,7 +117,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
         try {
           return await dataSource.transaction(work);
         } catch (e) {
-          if (attempt >= MAX_ATTEMPTS || !isRetryable(e)) throw e;
+          if (attempt >= MAX_ATTEMPTS || !isDeadlock(e)) throw e;
           await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 10));
         }
       }
@@ -126,11 +131,6 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       if (dataSource.isInitialized) await dataSource.destroy();
     },
   };
-}
-
-function isRetryable(e: unknown): boolean {
-  const errno = (e as { errno?: unknown; driverError?: { errno?: unknown } }).driverError?.errno ?? (e as { errno?: unknown }).errno;
-  return typeof errno === 'number' && DEADLOCK_ERRNOS.has(errno);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { DomainError } from '../domain/errors';
-import type { Database } from './database';
-import type { IdempotencyRow } from './idempotency.entities';
+import type { Database } from '../persistence/database';
+import { isDuplicateKey } from '../persistence/db-errors';
+import type { IdempotencyEntities, IdempotencyRow } from './idempotency.entities';
 
 /** Keys belong to one caller: the same key from another user or org is another key. */
 export interface IdempotencyScope {
@@ -16,12 +17,10 @@ export type IdempotencyClaim =
   /** A first call with the same input is still running. */
   | { readonly kind: 'running' };
 
-const DUPLICATE_KEY_ERRNO = 1062;
-
 /** The idempotency_keys table: claim a key for an input fingerprint, record the outcome. */
 export class IdempotencyKeys {
   constructor(
-    private readonly db: Database,
+    private readonly db: Database<IdempotencyEntities>,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -34,7 +33,7 @@ export class IdempotencyKeys {
       return await this.tryClaim(scope, key, inputHash, runningUntil);
     } catch (e) {
       // Two first calls raced to insert the key: the loser now sees the winner's row.
-      if (errnoOf(e) !== DUPLICATE_KEY_ERRNO) throw e;
+      if (!isDuplicateKey(e)) throw e;
       return this.tryClaim(scope, key, inputHash, runningUntil);
     }
   }
@@ -112,9 +111,4 @@ export class IdempotencyKeys {
       .execute();
     return result.affected ?? 0;
   }
-}
-
-function errnoOf(e: unknown): unknown {
-  const err = e as { errno?: unknown; driverError?: { errno?: unknown } };
-  return err.driverError?.errno ?? err.errno;
 }

@@ -1,0 +1,39 @@
+import type { EntityManager } from 'typeorm';
+import type { Database } from '../persistence/database';
+import type { EventLogEntities } from './event-log.entities';
+import type { TurnStatusEvent } from './turn-events';
+
+/**
+ * The only writer of turn_events. The turn lifecycle calls it inside the transaction that
+ * changes the turn, so the event commits (or rolls back) with the change. Ids come from one
+ * counter row whose lock is held until commit, so ids are handed out in commit order: a
+ * reader that has seen event N can never later find a committed event below N.
+ */
+export class EventLogWriter {
+  constructor(
+    private readonly db: Database<EventLogEntities>,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async append(em: EntityManager, change: Omit<TurnStatusEvent, 'eventId'>): Promise<TurnStatusEvent> {
+    await em.query(`UPDATE event_counters SET value = value + 1 WHERE name = 'turn_events'`);
+    const [counter] = (await em.query(`SELECT value FROM event_counters WHERE name = 'turn_events'`)) as {
+      value: string | number;
+    }[];
+    const event: TurnStatusEvent = { eventId: Number(counter?.value), ...change };
+    await em.insert(this.db.entities.events, {
+      id: event.eventId,
+      orgId: event.orgId,
+      sessionId: event.sessionId,
+      turnId: event.turnId,
+      sequenceNumber: event.sequenceNumber,
+      previousStatus: event.previousStatus,
+      status: event.status,
+      statusTimeStamp: event.statusTimeStamp,
+      createdByUserId: event.createdByUser.id,
+      createdByUserName: event.createdByUser.text,
+      recordedDate: this.now(),
+    });
+    return event;
+  }
+}

@@ -1,0 +1,24 @@
+import { contextEntities } from './contexts/context.entities';
+import { eventLogEntities } from './events/event-log.entities';
+import { idempotencyEntities } from './idempotency/idempotency.entities';
+import { openDatabase, type Database, type DatabaseOptions } from './persistence/database';
+import type { Dialect } from './persistence/dialect';
+import { provenanceEntities } from './sessions/provenance.entities';
+import { sessionEntities } from './sessions/session.entities';
+
+/** Every feature's tables: each feature declares its own; the database registers them all. */
+export function gatewayEntities(dialect: Dialect) {
+  return {
+    ...sessionEntities(dialect),
+    ...provenanceEntities(dialect),
+    ...eventLogEntities(dialect),
+    ...contextEntities(dialect),
+    ...idempotencyEntities(dialect),
+  };
+}
+
+export type GatewayEntities = ReturnType<typeof gatewayEntities>;
+export type GatewayDatabase = Database<GatewayEntities>;
+
+/** The gateway's database with every feature's tables (the gateway, the CLIs and the tests open it so). */
+export const openGatewayDatabase = (options: DatabaseOptions): Promise<GatewayDatabase> => openDatabase(options, gatewayEntities);
