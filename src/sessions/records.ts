@@ -74,3 +74,86 @@ export function toTurnRecord(row: TurnRow): TurnRecord {
       : null,
   };
 }
+
+export function toSessionRow(session: SessionRecord): SessionRow {
+  return {
+    id: session.id,
+    orgId: session.ownerOrganization.id,
+    orgName: session.ownerOrganization.text,
+    ownerUserId: session.ownerUser.id,
+    ownerUserName: session.ownerUser.text,
+    name: session.name,
+    key: session.key,
+    description: session.description,
+    isPublic: session.isPublic,
+    isDraft: session.isDraft,
+    isDeleted: session.isDeleted,
+    category: session.category,
+    creationDate: session.creationDate,
+    lastUpdatedDate: session.lastUpdatedDate,
+    agentContextId: session.agentContextId,
+    conversationContextId: session.conversationContextId,
+    workspaceId: session.workspaceId,
+    repo: session.repo,
+    defaultLanguage: session.defaultLanguage,
+    turnCount: session.turnCount,
+    lastTurnStatus: session.lastTurnStatus,
+    lastTurnDate: session.lastTurnDate,
+    inputTokens: session.usage.inputTokens,
+    outputTokens: session.usage.outputTokens,
+    estimatedCostUsd: session.usage.estimatedCostUsd,
+    usageEstimated: session.usage.isEstimated,
+  };
+}
+
+/** Who runs a turn and until when (spec: nothing lost on faults); null when no instance holds it. */
+export interface TurnLease {
+  readonly owner: string | null;
+  readonly expiresAt: Date | null;
+}
+
+export const NO_LEASE: TurnLease = { owner: null, expiresAt: null };
+
+export function toTurnRow(turn: TurnRecord, lease: TurnLease): TurnRow {
+  return {
+    id: turn.id,
+    sessionId: turn.sessionId,
+    orgId: turn.orgId,
+    sequenceNumber: turn.sequenceNumber,
+    createdByUserId: turn.createdByUser.id,
+    createdByUserName: turn.createdByUser.text,
+    creationDate: turn.creationDate,
+    status: turn.status,
+    statusTimeStamp: turn.statusTimeStamp,
+    mode: turn.mode,
+    conversationId: turn.conversationId,
+    openAIModel: turn.openAIModel,
+    openAIResponseId: turn.openAIResponseId,
+    previousOpenAIResponseId: turn.previousOpenAIResponseId,
+    openAIResponseReceivedDate: turn.openAIResponseReceivedDate,
+    openAIChainExpiresDate: turn.openAIChainExpiresDate,
+    instructionSummary: turn.instructionSummary,
+    fullInstructionUrl: turn.fullInstructionUrl,
+    agentAnswerSummary: turn.agentAnswerSummary,
+    fullAgentAnswerUrl: turn.fullAgentAnswerUrl,
+    openAIRequestPayloadUrl: turn.openAIRequestPayloadUrl,
+    openAIResponsePayloadUrl: turn.openAIResponsePayloadUrl,
+    chunkRefs: [...turn.chunkRefs],
+    activeFileRefs: [...turn.activeFileRefs],
+    pendingToolCalls: [...turn.pendingToolCalls],
+    warnings: [...turn.warnings],
+    errors: [...turn.errors],
+    inputTokens: turn.usage?.inputTokens ?? null,
+    outputTokens: turn.usage?.outputTokens ?? null,
+    usageEstimated: turn.usage?.isEstimated ?? false,
+    estimatedCostUsd: turn.usage?.estimatedCostUsd ?? null,
+    leaseOwner: lease.owner,
+    leaseExpiresAt: lease.expiresAt,
+  };
+}
+
+/** The columns a turn's update writes: everything but its identity. */
+export function turnColumns(turn: TurnRecord, lease: TurnLease): Omit<TurnRow, 'id' | 'sessionId' | 'orgId'> {
+  const { id: _id, sessionId: _s, orgId: _o, ...columns } = toTurnRow(turn, lease);
+  return columns;
+}
