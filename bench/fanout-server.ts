@@ -25,13 +25,13 @@ async function main(): Promise<void> {
     void (async () => {
       switch (raw.type) {
         case 'session': {
-          const session = await gateway.services.sessions.createSession(owner, { name: 'watched by many', agentContextId: 'bench', isPublic: true });
+          const session = await gateway.sessions.lifecycle.createSession(owner, { name: 'watched by many', agentContextId: 'bench', isPublic: true });
           reply({ id: raw.id, sessionId: session.id });
           return;
         }
         case 'publish': {
           const started = process.hrtime.bigint();
-          await gateway.services.sessions.addTurn(owner, raw.sessionId, { instructionSummary: 'benchmark turn' });
+          await gateway.sessions.lifecycle.addTurn(owner, raw.sessionId, { instructionSummary: 'benchmark turn' });
           reply({ id: raw.id, started: String(started), committed: String(process.hrtime.bigint()) });
           return;
         }

@@ -48,21 +48,21 @@ async function main(): Promise<void> {
   const gateway = await createGateway(config, createLogger('error'), { onQuery: () => statements++ });
   const url = await gateway.listen();
   const seedStarted = performance.now();
-  await seedDemoData(gateway.services, { orgId: 'acme', orgName: 'Acme', users: 8, sessions: SESSIONS, turnsPerSession: 3, randomSeed: 1 });
+  await seedDemoData({ sessions: gateway.sessions.lifecycle, contexts: gateway.services.contexts }, { orgId: 'acme', orgName: 'Acme', users: 8, sessions: SESSIONS, turnsPerSession: 3, randomSeed: 1 });
   console.log(`seeded ${SESSIONS} sessions x 3 turns on ${gateway.db.dialect} in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
 
   const caller: Caller = { userId: 'user-2', userName: 'User 2', orgId: 'acme', orgName: 'Acme', roles: [] };
   const token = issueToken({ userId: caller.userId, userName: caller.userName, orgId: 'acme', orgName: 'Acme' }, SECRET);
 
   const baseline = createServer(async (_req, res) => {
-    const { sessions, contexts } = gateway.services;
+    const { sessions, sessionBatches, contexts } = gateway.services;
     const page = await sessions.listSessions(caller, {}, 'LAST_UPDATED_DESC', { first: 50, after: null });
     const ids = page.items.map((s) => s.id);
     const [agents, convs, last, people] = await Promise.all([
       contexts.agentContextsByIds('acme', [...new Set(page.items.map((s) => s.agentContextId))]),
       contexts.conversationContextsByIds('acme', [...new Set(page.items.flatMap((s) => (s.conversationContextId ? [s.conversationContextId] : [])))]),
-      sessions.lastTurnsOf(caller, page.items),
-      sessions.participantsOf(caller, ids),
+      sessionBatches.lastTurnsOf(caller, page.items),
+      sessionBatches.participantsOf(caller, ids),
     ]);
     const body = page.items.map((s) => ({
       ...s,

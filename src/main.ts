@@ -39,7 +39,7 @@ import { dashboardRouter } from './server/dashboard';
 import { createHttpApp } from './server/http-app';
 import { restExecuteRouter } from './server/rest-execute';
 import { attachGraphQLWebSocket, type GraphQLWebSocketServer } from './server/ws-server';
-import { SessionManager } from './sessions/session-manager';
+import { createSessionStore, type SessionStore } from './sessions/session-store';
 import { TurnProvenance } from './sessions/turn-provenance';
 import { UsageReport } from './sessions/usage-report';
 
@@ -47,6 +47,8 @@ export interface Gateway {
   readonly config: Config;
   readonly services: Services;
   readonly db: GatewayDatabase;
+  /** The session store's modules (tests, benchmarks and the seed write through its lifecycle). */
+  readonly sessions: SessionStore;
   readonly server: Server;
   /** Where the orchestrator writes streamed answer text (turnOutput subscribers read it). */
   readonly output: TurnOutputSink;
@@ -96,13 +98,14 @@ export async function createGateway(
   const statuses = new TurnEventSequencer(bus, history, logger);
   await statuses.start();
   const now = hooks.now ?? (() => new Date());
-  const sessions = new SessionManager({ db, events: bus, now });
+  const store = createSessionStore({ db, events: bus, now });
   const contexts = new ContextDirectory(db);
   const retriever = hooks.retriever ?? retrieval.retriever;
   const blobs = blobStoreOf(config);
   const idempotencyKeys = new IdempotencyKeys(db, now);
   const orchestrator = new Orchestrator({
-    sessions,
+    sessions: store.lifecycle,
+    leases: store.leases,
     contexts,
     blobs,
     llm: languageModelOf(config),
@@ -134,7 +137,9 @@ export async function createGateway(
     logger,
   });
   const services: Services = {
-    sessions,
+    sessions: store.reads,
+    sessionBatches: store.batch,
+    sessionCommands: store.lifecycle,
     contexts,
     provenance: new TurnProvenance(db),
     usage: new UsageReport(db, now),
@@ -154,7 +159,7 @@ export async function createGateway(
     httpServer: server,
     routers: [
       restExecuteRouter({ handler, jwtSecret: config.jwtSecret, bodyLimitBytes: config.limits.bodyLimitBytes, logger }),
-      blobRouter({ blobs, sessions, jwtSecret: config.jwtSecret, logger }),
+      blobRouter({ blobs, sessions: store.reads, jwtSecret: config.jwtSecret, logger }),
       // Built next to this file by `npm run build` (dist/web).
       dashboardRouter({ dir: hooks.dashboardDir ?? join(__dirname, 'web'), logger }),
     ],
@@ -175,6 +180,7 @@ export async function createGateway(
     config,
     services,
     db,
+    sessions: store,
     server,
     listen: () =>
       new Promise((resolve, reject) => {

@@ -3,7 +3,7 @@ import type { Caller } from '../domain/caller';
 import { DEFAULT_MODEL_PRICING, priceOf } from '../domain/pricing';
 import { seededRandom } from '../domain/seeded-random';
 import { costOf } from '../domain/usage';
-import type { SessionManager } from '../sessions/session-manager';
+import type { TurnStore } from '../sessions/session-store.port';
 
 export interface SeedOptions {
   readonly orgId: string;
@@ -36,18 +36,22 @@ const MODEL = 'gpt-4.1-mini';
 /** With a clock, the demo history spreads over this many days up to now (the usage chart's default window). */
 const HISTORY_DAYS = 30;
 
-/** The clock the session manager reads; seeding sets it before each write. */
+/** The clock the session store reads; seeding sets it before each write. */
 export interface SeedClock {
   set(at: Date): void;
 }
 
 /**
- * Deterministic demo data, written only through the manager and the context directory.
- * Given the manager's clock, sessions are written one after another with their turns spread
+ * Deterministic demo data, written only through the turn lifecycle and the context directory.
+ * Given the store's clock, sessions are written one after another with their turns spread
  * over the last 30 days (oldest first, as a real history would be); without one, all at once, now.
  */
 export async function seedDemoData(
-  services: { sessions: SessionManager; contexts: ContextDirectory; clock?: SeedClock },
+  services: {
+    sessions: Pick<TurnStore, 'createSession' | 'addTurn' | 'completeTurn' | 'failTurn' | 'cancelTurn'>;
+    contexts: ContextDirectory;
+    clock?: SeedClock;
+  },
   options: SeedOptions,
   progress: (sessionsDone: number) => void = () => undefined,
 ): Promise<SeedResult> {

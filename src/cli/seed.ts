@@ -4,13 +4,13 @@ import { loadConfig } from '../config';
 import { ContextDirectory } from '../contexts/context-directory';
 import { openGatewayDatabase } from '../gateway-database';
 import { createLogger } from '../logger';
-import { SessionManager } from '../sessions/session-manager';
+import { createSessionStore } from '../sessions/session-store';
 import { seedDemoData, type SeedOptions } from './seed-data';
 
 /**
  * `npm run seed -- --org acme --users 8 --sessions 200 --turns 5`: fills the configured
- * database (DATABASE_URL, else the embedded SQLite under DATA_DIR) through the session
- * manager, so every invariant holds for the demo data too.
+ * database (DATABASE_URL, else the embedded SQLite under DATA_DIR) through the turn
+ * lifecycle, so every invariant holds for the demo data too.
  */
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   try {
     // Nothing listens here; running gateways pick the stored events up from turn_events.
     let now = new Date();
-    const sessions = new SessionManager({ db, events: { turnStatusChanged: () => undefined }, now: () => now });
+    const { lifecycle: sessions } = createSessionStore({ db, events: { turnStatusChanged: () => undefined }, now: () => now });
     const contexts = new ContextDirectory(db);
     const started = Date.now();
     const clock = { set: (at: Date) => void (now = at) };

@@ -19,3 +19,8 @@ export interface EntityHeader {
 
 export const userHeader = (caller: Caller): EntityHeader => ({ id: caller.userId, text: caller.userName });
 export const orgHeader = (caller: Caller): EntityHeader => ({ id: caller.orgId, text: caller.orgName });
+
+/** Whose data a system-side read or write (completing a turn, a DataLoader batch) may touch: one org. */
+export interface OrgScope {
+  readonly orgId: string;
+}

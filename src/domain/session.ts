@@ -29,6 +29,8 @@ export interface SessionRecord {
 }
 
 export interface NewSession {
+  /** Chosen by the caller when it must know the id before the session exists (its blobs are stored first). */
+  readonly id?: string;
   readonly name: string;
   readonly agentContextId: string;
   readonly conversationContextId?: string | null;

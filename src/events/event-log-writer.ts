@@ -1,4 +1,6 @@
 import type { EntityManager } from 'typeorm';
+import type { TurnRecord } from '../domain/turn';
+import type { TurnStatus } from '../domain/turn-status';
 import type { Database } from '../persistence/database';
 import type { EventLogEntities } from './event-log.entities';
 import type { TurnStatusEvent } from './turn-events';
@@ -15,12 +17,27 @@ export class EventLogWriter {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  async append(em: EntityManager, change: Omit<TurnStatusEvent, 'eventId'>): Promise<TurnStatusEvent> {
+  /** Records that `turn` now has its status, coming from `previousStatus` (null: the turn is new). */
+  async append(
+    em: EntityManager,
+    turn: Pick<TurnRecord, 'id' | 'orgId' | 'sessionId' | 'sequenceNumber' | 'status' | 'statusTimeStamp' | 'createdByUser'>,
+    previousStatus: TurnStatus | null,
+  ): Promise<TurnStatusEvent> {
     await em.query(`UPDATE event_counters SET value = value + 1 WHERE name = 'turn_events'`);
     const [counter] = (await em.query(`SELECT value FROM event_counters WHERE name = 'turn_events'`)) as {
       value: string | number;
     }[];
-    const event: TurnStatusEvent = { eventId: Number(counter?.value), ...change };
+    const event: TurnStatusEvent = {
+      eventId: Number(counter?.value),
+      orgId: turn.orgId,
+      sessionId: turn.sessionId,
+      turnId: turn.id,
+      sequenceNumber: turn.sequenceNumber,
+      previousStatus,
+      status: turn.status,
+      statusTimeStamp: turn.statusTimeStamp,
+      createdByUser: turn.createdByUser,
+    };
     await em.insert(this.db.entities.events, {
       id: event.eventId,
       orgId: event.orgId,

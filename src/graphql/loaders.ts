@@ -19,13 +19,13 @@ export interface TurnWindowKey {
  * every batch is scoped by the caller's org (never by whatever the first key says).
  */
 export function createLoaders(caller: Caller, services: Services) {
-  const { sessions, contexts } = services;
+  const { sessionBatches: batches, contexts } = services;
   const byId = <T extends { id: string }>(ids: readonly string[], rows: readonly T[]) => {
     const map = new Map(rows.map((r) => [r.id, r]));
     return ids.map((id) => map.get(id) ?? null);
   };
 
-  const session = new DataLoader<string, SessionRecord | null>(async (ids) => byId(ids, await sessions.sessionsByIds(caller, ids)));
+  const session = new DataLoader<string, SessionRecord | null>(async (ids) => byId(ids, await batches.sessionsByIds(caller, ids)));
 
   return {
     agentContext: new DataLoader<string, AgentContextRecord | null>(async (ids) =>
@@ -35,17 +35,17 @@ export function createLoaders(caller: Caller, services: Services) {
       byId(ids, await contexts.conversationContextsByIds(caller.orgId, ids)),
     ),
     session,
-    turn: new DataLoader<string, TurnRecord | null>(async (ids) => byId(ids, await sessions.turnsByIds(caller, ids))),
+    turn: new DataLoader<string, TurnRecord | null>(async (ids) => byId(ids, await batches.turnsByIds(caller, ids))),
     lastTurn: new DataLoader<Pick<SessionRecord, 'id' | 'turnCount'>, TurnRecord | null, string>(
       async (keys) => {
-        const turns = await sessions.lastTurnsOf(caller, keys);
+        const turns = await batches.lastTurnsOf(caller, keys);
         const bySession = new Map(turns.map((t) => [t.sessionId, t]));
         return keys.map((k) => bySession.get(k.id) ?? null);
       },
       { cacheKeyFn: (k) => `${k.id}:${k.turnCount}` },
     ),
     participants: new DataLoader<string, EntityHeader[]>(async (ids) => {
-      const map = await sessions.participantsOf(caller, ids);
+      const map = await batches.participantsOf(caller, ids);
       return ids.map((id) => map.get(id) ?? []);
     }),
     turns: new DataLoader<TurnWindowKey, TurnRecord[], string>(
@@ -55,7 +55,7 @@ export function createLoaders(caller: Caller, services: Services) {
         for (const group of groupBy(keys, windowOf).values()) {
           const w = group[0] as TurnWindowKey;
           const ids = group.map((k) => k.sessionId);
-          const page = await sessions.turnsOf(caller, ids, w);
+          const page = await batches.turnsOf(caller, ids, w);
           for (const k of group) results.set(turnsKey(k), page.get(k.sessionId) ?? []);
         }
         return keys.map((k) => results.get(turnsKey(k)) ?? []);
@@ -67,7 +67,7 @@ export function createLoaders(caller: Caller, services: Services) {
         const results = new Map<string, number>();
         for (const group of groupBy(keys, (k) => k.status).values()) {
           const status = (group[0] as { status: TurnStatus }).status;
-          const counts = await sessions.countTurns(caller, group.map((k) => k.sessionId), status);
+          const counts = await batches.countTurns(caller, group.map((k) => k.sessionId), status);
           for (const k of group) results.set(`${k.sessionId}:${status}`, counts.get(k.sessionId) ?? 0);
         }
         return keys.map((k) => results.get(`${k.sessionId}:${k.status}`) ?? 0);

@@ -2,13 +2,22 @@ import type { ContextDirectory } from '../contexts/context-directory';
 import type { LiveFeeds } from '../events/live-feeds';
 import type { RequestHandler } from '../orchestrator/request-handler';
 import type { Retriever } from '../retrieval/retrieval.port';
-import type { SessionManager } from '../sessions/session-manager';
+import type { SessionBatchReader, SessionCommands, SessionReader } from '../sessions/session-store.port';
 import type { TurnProvenance } from '../sessions/turn-provenance';
 import type { UsageReport } from '../sessions/usage-report';
 
-/** The application services resolvers may use; the composition root builds them. */
+/**
+ * Exactly what resolvers (and the live subscriptions) get; the composition root builds it.
+ * They read sessions and turns and may change a session's own fields; turns change only
+ * through `execute` (the orchestrator), and leases are never theirs.
+ */
 export interface Services {
-  readonly sessions: SessionManager;
+  /** DD-003 reads. */
+  readonly sessions: SessionReader;
+  /** One statement per DataLoader batch (see loaders.ts). */
+  readonly sessionBatches: SessionBatchReader;
+  /** updateAgentSession, deleteAgentSession. */
+  readonly sessionCommands: SessionCommands;
   readonly contexts: ContextDirectory;
   /** Which turns used a chunk or a file version. */
   readonly provenance: TurnProvenance;

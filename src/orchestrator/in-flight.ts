@@ -1,7 +1,7 @@
 import type { Caller } from '../domain/caller';
 import type { TurnRecord } from '../domain/turn';
 import type { Logger } from '../logger';
-import type { SessionManager } from '../sessions/session-manager';
+import type { TurnLeases } from '../sessions/session-store.port';
 
 /** Why a running provider call was stopped. */
 export type AbortReason =
@@ -86,7 +86,7 @@ export class InFlightTurns {
 
   constructor(
     private readonly deps: {
-      readonly sessions: SessionManager;
+      readonly leases: TurnLeases;
       readonly owner: string;
       readonly leaseMs: number;
       readonly logger: Logger;
@@ -152,7 +152,7 @@ export class InFlightTurns {
     if (this.ticking || this.turns.size === 0) return;
     this.ticking = true;
     try {
-      const lost = await this.deps.sessions.renewLeases(this.deps.owner, [...this.turns.keys()], this.leaseUntil());
+      const lost = await this.deps.leases.renewLeases(this.deps.owner, [...this.turns.keys()], this.leaseUntil());
       for (const id of lost) this.turns.get(id)?.abort('lost');
     } catch (e) {
       this.deps.logger.warn({ err: e }, 'could not renew turn leases');

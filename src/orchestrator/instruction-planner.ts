@@ -12,7 +12,7 @@ import type { LanguageModel, LlmRequest } from '../llm/llm.port';
 import type { Logger } from '../logger';
 import { isRetrievalError } from '../retrieval/retrieval-error';
 import type { RetrievedChunk, Retriever } from '../retrieval/retrieval.port';
-import type { SessionManager } from '../sessions/session-manager';
+import type { TurnStore } from '../sessions/session-store.port';
 import { preloadMessages, userMessage, type FileToSend, type HistoryExchange } from './packaging';
 import type { InstructionRequest } from './request';
 import { SessionFiles, TURN_BLOBS, TurnBlobs } from './turn-blobs';
@@ -24,7 +24,7 @@ const PRELOAD_MAX_TURNS = 20;
 const PRELOAD_MAX_CHARS = 200_000;
 
 export interface PlannerDeps {
-  readonly sessions: SessionManager;
+  readonly sessions: TurnStore;
   readonly contexts: ContextDirectory;
   readonly retriever: Retriever;
   readonly blobs: BlobStore;
@@ -147,12 +147,7 @@ export class InstructionPlanner {
     if (session.lastTurnStatus === 'PENDING') {
       throw new DomainError('SESSION_BUSY', 'the session is still working on its last turn', { sessionId: session.id });
     }
-    const window = await this.deps.sessions.turnsOf(req.caller, [session.id], {
-      afterSequence: Math.max(0, session.turnCount - HISTORY_WINDOW),
-      limit: HISTORY_WINDOW,
-      status: null,
-    });
-    return { session, history: window.get(session.id) ?? [] };
+    return { session, history: await this.deps.sessions.recentTurns(req.caller, session, HISTORY_WINDOW) };
   }
 
   private createSession(req: InstructionRequest, contexts: Contexts): Promise<SessionRecord> {

@@ -1,7 +1,7 @@
 import type { TurnOutputSink } from '../events/turn-output';
 import type { Logger } from '../logger';
 import type { IdempotencyKeys } from '../idempotency/idempotency-keys';
-import type { SessionManager } from '../sessions/session-manager';
+import type { TurnLeases, TurnStore } from '../sessions/session-store.port';
 
 const BATCH = 50;
 
@@ -17,7 +17,8 @@ export class LeaseSweeper {
 
   constructor(
     private readonly deps: {
-      readonly sessions: SessionManager;
+      readonly sessions: TurnStore;
+      readonly leases: TurnLeases;
       readonly idempotencyKeys: IdempotencyKeys;
       readonly output: TurnOutputSink;
       readonly toolResultTimeoutSeconds: number;
@@ -50,7 +51,7 @@ export class LeaseSweeper {
 
   private async pass(): Promise<number> {
     let failed = 0;
-    for (const turn of await this.deps.sessions.expiredTurns(BATCH)) {
+    for (const turn of await this.deps.leases.expiredTurns(BATCH)) {
       if (this.deps.workingOn(turn.turnId)) continue;
       const error = turn.waitingForToolResults
         ? `no tool results arrived within ${this.deps.toolResultTimeoutSeconds} seconds`

@@ -7,6 +7,7 @@ import { isTerminal } from '../domain/turn-status';
 import { canCancelTurn } from '../domain/visibility';
 import type { TurnOutputSink } from '../events/turn-output';
 import type { IdempotencyKeys } from '../idempotency/idempotency-keys';
+import type { TurnLeases } from '../sessions/session-store.port';
 import { InFlightTurns } from './in-flight';
 import { InstructionPlanner, type PlannedInstruction, type PlannerDeps } from './instruction-planner';
 import { LeaseSweeper } from './lease-sweeper';
@@ -15,6 +16,7 @@ import { SessionFiles, TURN_BLOBS, TurnBlobs } from './turn-blobs';
 import { TurnRunner } from './turn-runner';
 
 export interface OrchestratorDeps extends PlannerDeps {
+  readonly leases: TurnLeases;
   readonly output: TurnOutputSink;
   readonly idempotencyKeys: IdempotencyKeys;
   /** This gateway instance, as lease owner. */
@@ -36,7 +38,7 @@ export class Orchestrator {
     const { config } = deps;
     this.planner = new InstructionPlanner(deps);
     this.inFlight = new InFlightTurns({
-      sessions: deps.sessions,
+      leases: deps.leases,
       owner: deps.instanceId,
       leaseMs: config.turnLeaseSeconds * 1000,
       logger: deps.logger,
@@ -121,7 +123,7 @@ export class Orchestrator {
     this.inFlight.stop();
     this.inFlight.abortAll('shutdown');
     await this.inFlight.drained(graceMs);
-    await this.deps.sessions.releaseLeases(this.deps.instanceId);
+    await this.deps.leases.releaseLeases(this.deps.instanceId);
   }
 
   private async startInstruction(req: InstructionRequest): Promise<StartedTurn> {

@@ -10,7 +10,7 @@ import type { TurnOutputSink, TurnRef } from '../events/turn-output';
 import { LlmError, type LanguageModel, type LlmRequest, type LlmResponse } from '../llm/llm.port';
 import type { Logger } from '../logger';
 import { isDatabaseUnavailable } from '../persistence/db-errors';
-import type { SessionManager } from '../sessions/session-manager';
+import type { TurnStore } from '../sessions/session-store.port';
 import type { InFlightTurn, InFlightTurns } from './in-flight';
 import { TURN_BLOBS, TurnBlobs } from './turn-blobs';
 
@@ -33,7 +33,7 @@ export interface TurnRun {
 }
 
 export interface TurnRunnerDeps {
-  readonly sessions: SessionManager;
+  readonly sessions: TurnStore;
   readonly blobs: BlobStore;
   readonly llm: LanguageModel;
   readonly output: TurnOutputSink;

@@ -5,12 +5,12 @@ import { resolveBlobPath } from '../blobs/blob-keys';
 import { isDomainError } from '../domain/errors';
 import { HTTP_STATUS_OF, INTERNAL_MESSAGE } from '../graphql/error-mapping';
 import type { Logger } from '../logger';
-import type { SessionManager } from '../sessions/session-manager';
+import type { SessionReader } from '../sessions/session-store.port';
 import { authenticate } from './auth';
 
 export interface BlobRouteDeps {
   readonly blobs: BlobStore;
-  readonly sessions: SessionManager;
+  readonly sessions: Pick<SessionReader, 'getSession'>;
   readonly jwtSecret: string;
   readonly logger: Logger;
 }

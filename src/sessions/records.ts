@@ -1,3 +1,4 @@
+import type { SessionRollUp } from '../domain/session-usage';
 import type { SessionRecord } from '../domain/session';
 import type { TurnRecord } from '../domain/turn';
 import type { SessionRow, TurnRow } from './session.entities';
@@ -156,4 +157,16 @@ export function toTurnRow(turn: TurnRecord, lease: TurnLease): TurnRow {
 export function turnColumns(turn: TurnRecord, lease: TurnLease): Omit<TurnRow, 'id' | 'sessionId' | 'orgId'> {
   const { id: _id, sessionId: _s, orgId: _o, ...columns } = toTurnRow(turn, lease);
   return columns;
+}
+
+/** The session columns a settled turn changes (domain `rollUpSettledTurn`). */
+export function rollUpColumns(rollUp: SessionRollUp): Partial<SessionRow> {
+  return {
+    lastUpdatedDate: rollUp.lastUpdatedDate,
+    inputTokens: rollUp.usage.inputTokens,
+    outputTokens: rollUp.usage.outputTokens,
+    estimatedCostUsd: rollUp.usage.estimatedCostUsd,
+    usageEstimated: rollUp.usage.isEstimated,
+    ...(rollUp.lastTurn ? { lastTurnStatus: rollUp.lastTurn.status, lastTurnDate: rollUp.lastTurn.date } : {}),
+  };
 }

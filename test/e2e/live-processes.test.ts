@@ -61,7 +61,7 @@ describeWithRedis('two gateway processes', () => {
     };
 
     it('delivers every change to subscribers on both processes, in order, and resumes across a reconnect', async () => {
-      const { sessions } = writer.services;
+      const sessions = writer.sessions.lifecycle;
       const session = await sessions.createSession(alice, { name: 'shared', agentContextId: 'ac', isPublic: true });
       // Resuming from 0 replays everything stored, then continues live: no timing to guess.
       const onA = subscribe<Status>(connect(a, 'alice'), STATUS, { sessionId: session.id, after: '0' });
@@ -90,7 +90,7 @@ describeWithRedis('two gateway processes', () => {
     });
 
     it('stops a subscriber on B once the session is made private through A', async () => {
-      const { sessions } = writer.services;
+      const sessions = writer.sessions.lifecycle;
       const session = await sessions.createSession(alice, { name: 'going private', agentContextId: 'ac', isPublic: true });
       const watcher = subscribe<Status>(connect(b, 'bob'), STATUS, { sessionId: session.id, after: '0' });
       const turn = await addTurn(sessions, alice, session.id);
@@ -108,10 +108,10 @@ describeWithRedis('two gateway processes', () => {
     });
 
     it('on SIGTERM closes its WebSockets with 1001 and exits cleanly', async () => {
-      const session = await writer.services.sessions.createSession(alice, { name: 'bye', agentContextId: 'ac' });
+      const session = await writer.sessions.lifecycle.createSession(alice, { name: 'bye', agentContextId: 'ac' });
       const codes: number[] = [];
       const sub = subscribe(connect(a, 'alice', (code) => codes.push(code)), STATUS, { sessionId: session.id, after: '0' });
-      await addTurn(writer.services.sessions, alice, session.id);
+      await addTurn(writer.sessions.lifecycle, alice, session.id);
       await sub.waitFor(1, 10_000);
       const exited = new Promise<number | null>((r) => a.child.once('exit', (code) => r(code)));
       a.child.kill('SIGTERM');

@@ -11,7 +11,7 @@ const alice = user('alice');
 const bob = user('bob');
 
 async function sessionWithTurns(t: TestGateway, turns: number): Promise<string> {
-  const { sessions } = t.gateway.services;
+  const sessions = t.gateway.sessions.lifecycle;
   const session = await sessions.createSession(alice, { name: `with ${turns} turns`, agentContextId: 'ac', isPublic: true });
   for (let i = 0; i < turns; i++) {
     const turn = await addTurn(sessions, i % 2 === 0 ? alice : bob, session.id, `instruction ${i}`);
@@ -113,7 +113,7 @@ describe('the response budget (GRAPHQL_MAX_RESPONSE_ITEMS)', () => {
       { id: h.sessionId },
     );
     await waitUntil(() => h.t.gateway.live.executor.subscriberCount === 1);
-    const { sessions } = h.t.gateway.services;
+    const sessions = h.t.gateway.sessions.lifecycle;
     await addTurn(sessions, alice, h.sessionId, 'one more');
     const [event] = await live.waitFor(1);
     expect(event).toEqual(tooLarge);

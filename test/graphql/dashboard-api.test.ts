@@ -23,7 +23,7 @@ describe('dashboard queries', () => {
   afterAll(() => t.close());
 
   it("usageByDay: 30 days by default, the org's turns for admins and the caller's own for others", async () => {
-    const { sessions } = t.gateway.services;
+    const sessions = t.gateway.sessions.lifecycle;
     const session = await sessions.createSession(alice, { name: 'usage', agentContextId: 'ac', isPublic: true });
     const first = await addTurn(sessions, alice, session.id);
     await completeTurn(sessions, alice, session.id, first.id);
@@ -47,7 +47,8 @@ describe('dashboard queries', () => {
   });
 
   it('latestEventId is the newest status event id, and needs a token', async () => {
-    const { sessions, live } = t.gateway.services;
+    const { live } = t.gateway.services;
+    const sessions = t.gateway.sessions.lifecycle;
     const before = await t.gql<{ latestEventId: string }>(tokenOf(alice), '{ latestEventId }');
     expect(before.body.data?.latestEventId).toBe(String(await live.history.latestId()));
     const session = await sessions.createSession(alice, { name: 'cursor', agentContextId: 'ac' });

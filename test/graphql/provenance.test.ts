@@ -60,7 +60,7 @@ function provenanceSuite(mysql: boolean): void {
 
   beforeAll(async () => {
     t = await startTestGateway({ mysql });
-    const { sessions } = t.gateway.services;
+    const sessions = t.gateway.sessions.lifecycle;
     // Creation order is the order provenance lists read back (newest first); keep dates apart.
     const step = () => new Promise((r) => setTimeout(r, 5));
     const own = await sessions.createSession(alice, { name: 'alice private', agentContextId: 'ac' });

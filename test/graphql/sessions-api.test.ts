@@ -35,7 +35,8 @@ let privateOfBob: SessionRecord;
 
 beforeAll(async () => {
   t = await startTestGateway();
-  const { sessions, contexts } = t.gateway.services;
+  const { contexts } = t.gateway.services;
+  const sessions = t.gateway.sessions.lifecycle;
   const ac = await contexts.upsertAgentContext(boss, { name: 'Backend Platform', vectorCollection: 'backend', defaultModel: 'gpt-4.1-mini' });
   const cc = await contexts.upsertConversationContext(boss, { name: 'Backend Refactor', systemPrompt: 'Be careful.' });
   aliceSessions = [];
@@ -140,7 +141,7 @@ describe('agentSessions', () => {
   });
 
   it('lets only admins include deleted sessions', async () => {
-    const victim = await t.gateway.services.sessions.createSession(alice, { name: 'to delete', agentContextId: 'ac' });
+    const victim = await t.gateway.sessions.lifecycle.createSession(alice, { name: 'to delete', agentContextId: 'ac' });
     const del = await t.gql(tokenOf(alice), 'mutation($id: ID!) { deleteAgentSession(id: $id) }', { id: victim.id });
     expect(del.body.data).toEqual({ deleteAgentSession: true });
     const denied = await t.gql(tokenOf(alice), LIST, { filter: { includeDeleted: true } });

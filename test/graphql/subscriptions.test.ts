@@ -57,11 +57,11 @@ afterEach(async () => {
 afterAll(() => t.close());
 
 const newSession = (owner: Caller, name: string, extra: Partial<{ isPublic: boolean; repo: string; workspaceId: string }> = {}): Promise<SessionRecord> =>
-  t.gateway.services.sessions.createSession(owner, { name, agentContextId, ...extra });
+  t.gateway.sessions.lifecycle.createSession(owner, { name, agentContextId, ...extra });
 
 describe('turnStatusChanged', () => {
   it('delivers every status change of the session once, in order, with turn and session resolved', async () => {
-    const { sessions } = t.gateway.services;
+    const sessions = t.gateway.sessions.lifecycle;
     const mine = await newSession(alice, 'status feed');
     const other = await newSession(alice, 'someone else');
     const sub = subscribe<{ turnStatusChanged: StatusEvent }>(connect(alice), STATUS, { sessionId: mine.id });
@@ -123,7 +123,7 @@ const names = (sub: { data: Activity[] }) => sub.data.map((d) => d.sessionActivi
 
 describe('sessionActivity', () => {
   it('shows admins the whole org and others only what they may read, with every filter field applied', async () => {
-    const { sessions } = t.gateway.services;
+    const sessions = t.gateway.sessions.lifecycle;
     const mine = await newSession(alice, 'a-mine', { repo: 'acme/api', workspaceId: 'alice.laptop' });
     const bobPublic = await newSession(bob, 'a-bob PUBLIC', { isPublic: true, repo: 'acme/web' });
     const bobPrivate = await newSession(bob, 'a-bob private');
@@ -180,7 +180,7 @@ describe('sessionActivity', () => {
   });
 
   it('refuses includeDeleted to non-admins and lets admins follow deleted sessions only when they ask', async () => {
-    const { sessions } = t.gateway.services;
+    const sessions = t.gateway.sessions.lifecycle;
     const refused = subscribe(connect(alice), ACTIVITY, { filter: { includeDeleted: true } });
     await refused.done;
     expect(refused.results[0]?.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
@@ -205,7 +205,7 @@ describe('sessionActivity', () => {
 
 describe('authorisation at delivery time', () => {
   it('stops a session feed once the session is made private, and skips it in the activity feed', async () => {
-    const { sessions } = t.gateway.services;
+    const sessions = t.gateway.sessions.lifecycle;
     const revoked = await newSession(bob, 'r-revoked', { isPublic: true });
     const stillMine = await newSession(alice, 'r-still-mine');
     const feed = subscribe<{ turnStatusChanged: StatusEvent }>(connect(alice), STATUS, { sessionId: revoked.id });
@@ -228,7 +228,7 @@ describe('authorisation at delivery time', () => {
   });
 
   it('stops a non-admin feed when the session is deleted; admins keep following it', async () => {
-    const { sessions } = t.gateway.services;
+    const sessions = t.gateway.sessions.lifecycle;
     const session = await newSession(alice, 'x-deleted');
     const turn = await addTurn(sessions, alice, session.id);
     const owner = subscribe<{ turnStatusChanged: StatusEvent }>(connect(alice), STATUS, { sessionId: session.id });
@@ -248,7 +248,7 @@ type Output = { turnOutput: { sessionId: string; turnId: string; index: number; 
 
 describe('turnOutput', () => {
   it('gives a late joiner the text so far from index 0, then live deltas, and completes when the turn leaves PENDING', async () => {
-    const { sessions } = t.gateway.services;
+    const sessions = t.gateway.sessions.lifecycle;
     const session = await newSession(alice, 'o-stream', { isPublic: true });
     const turn = await addTurn(sessions, alice, session.id);
     const ref = { orgId: 'acme', sessionId: session.id, turnId: turn.id };
@@ -280,7 +280,7 @@ describe('turnOutput', () => {
   });
 
   it('refuses a turn of a session the caller may not read', async () => {
-    const { sessions } = t.gateway.services;
+    const sessions = t.gateway.sessions.lifecycle;
     const session = await newSession(bob, 'o-private');
     const turn = await addTurn(sessions, bob, session.id);
     t.gateway.output.append({ orgId: 'acme', sessionId: session.id, turnId: turn.id, index: 0, textDelta: 'secret' });
@@ -295,7 +295,7 @@ describe('turnOutput', () => {
 
 describe('resume with afterEventId', () => {
   it('replays what was missed across a forced disconnect, then continues live without a gap or a duplicate', async () => {
-    const { sessions } = t.gateway.services;
+    const sessions = t.gateway.sessions.lifecycle;
     const session = await newSession(alice, 'resume me');
     const first = connect(alice);
     const before = subscribe<Activity>(first, ACTIVITY, { filter: { search: 'resume me' } });
@@ -323,7 +323,8 @@ describe('resume with afterEventId', () => {
   });
 
   it('misses nothing and repeats nothing when events keep coming while it resumes', async () => {
-    const { sessions, live } = t.gateway.services;
+    const { live } = t.gateway.services;
+    const sessions = t.gateway.sessions.lifecycle;
     const session = await newSession(alice, 'busy session');
     const startAt = await live.history.latestId();
     let writing = true;

@@ -14,7 +14,7 @@ describe('WebSocket limits (defaults)', () => {
   const opened: RawSocket[] = [];
   beforeAll(async () => {
     t = await startTestGateway({ hooks: { sweeper: false } });
-    sessionId = (await t.gateway.services.sessions.createSession(alice, { name: 'watched', agentContextId: 'ac' })).id;
+    sessionId = (await t.gateway.sessions.lifecycle.createSession(alice, { name: 'watched', agentContextId: 'ac' })).id;
   });
   afterEach(async () => {
     opened.splice(0).forEach((s) => s.ws.terminate());
@@ -127,7 +127,7 @@ describe('WebSocket limits (configured)', () => {
   const init = (s: RawSocket) => s.send({ type: 'connection_init', payload: { authorization: `Bearer ${t.token({ userId: 'alice' })}` } });
 
   it('follows WS_MAX_SUBSCRIPTIONS_PER_CONNECTION, WS_MAX_CONNECTIONS_PER_USER and WS_MAX_PAYLOAD_BYTES', async () => {
-    const session = await t.gateway.services.sessions.createSession(alice, { name: 'watched', agentContextId: 'ac' });
+    const session = await t.gateway.sessions.lifecycle.createSession(alice, { name: 'watched', agentContextId: 'ac' });
     const first = socket();
     await init(first);
     await first.waitForMessage('connection_ack');

@@ -90,7 +90,7 @@ describe('the graphql-transport-ws protocol', () => {
   });
 
   it('closes with 4409 when an operation id is reused while it runs', async () => {
-    const session = await t.gateway.services.sessions.createSession(alice, { name: 'dup', agentContextId: 'ac' });
+    const session = await t.gateway.sessions.lifecycle.createSession(alice, { name: 'dup', agentContextId: 'ac' });
     const socket = raw();
     await socket.send(init(tokenFor(t, alice)));
     await socket.waitForMessage('connection_ack');
@@ -180,7 +180,8 @@ describe('fan-out', () => {
     const t = await startTestGateway({ env });
     const clients: Client[] = [];
     try {
-      const { sessions, live } = t.gateway.services;
+      const { live } = t.gateway.services;
+      const sessions = t.gateway.sessions.lifecycle;
       const session = await sessions.createSession(alice, { name: 'watched', agentContextId: 'ac', isPublic: true });
       const after = String(await live.history.latestId());
       const connect = (c: Caller) => {
@@ -232,7 +233,7 @@ describe('fan-out', () => {
 describe('graceful shutdown', () => {
   it('closes WebSockets with 1001, refuses new ones, and runs the shutdown hooks', async () => {
     const t = await startTestGateway();
-    const session = await t.gateway.services.sessions.createSession(alice, { name: 'bye', agentContextId: 'ac' });
+    const session = await t.gateway.sessions.lifecycle.createSession(alice, { name: 'bye', agentContextId: 'ac' });
     const codes: number[] = [];
     const client = wsClient(t.url, tokenFor(t, alice), { onClosed: (code) => codes.push(code) });
     const sub = subscribe(client, STATUS, { sessionId: session.id });

@@ -131,7 +131,7 @@ describeWithMysql('blob URLs on turns, served from S3', () => {
     const foreign = await h.blob(mallory, url);
     expect(foreign).toEqual({ ...missing, contentType: foreign.contentType });
     expect((await h.blob(bob, url)).status).toBe(404);
-    await h.t.gateway.services.sessions.updateSession(alice, answer.sessionId, { isPublic: true });
+    await h.t.gateway.sessions.lifecycle.updateSession(alice, answer.sessionId, { isPublic: true });
     expect((await h.blob(bob, url)).status).toBe(200);
     expect((await h.blob(alice, '/blobs/sessions/..%2F..%2Fetc/turns/x/answer.md')).status).toBe(404);
     expect((await h.blob(alice, '/blobs/whatever')).status).toBe(404);

@@ -2,7 +2,7 @@ import type { Client } from 'graphql-ws';
 import { EventPruner } from '../../src/events/event-pruner';
 import { TurnEventRepository } from '../../src/events/turn-event.repository';
 import { createLogger } from '../../src/logger';
-import { SessionManager } from '../../src/sessions/session-manager';
+import { createSessionStore, type SessionStore } from '../../src/sessions/session-store';
 import { user } from '../support/callers';
 import { mysqlTestDatabase, sqliteTestDatabase, type TestDatabase, type TestDatabaseFactory } from '../support/db';
 import { startTestGateway, type TestGateway } from '../support/gateway';
@@ -15,13 +15,13 @@ const HOUR = 3_600_000;
 
 function retentionSuite(open: TestDatabaseFactory): void {
   let t: TestDatabase;
-  let sessions: SessionManager;
+  let sessions: SessionStore['lifecycle'];
   let history: TurnEventRepository;
   let clock: Date;
   beforeEach(async () => {
     t = await open();
     clock = new Date('2026-03-01T00:00:00Z');
-    sessions = new SessionManager({ db: t.db, events: { turnStatusChanged: () => undefined }, now: () => clock });
+    sessions = createSessionStore({ db: t.db, events: { turnStatusChanged: () => undefined }, now: () => clock }).lifecycle;
     history = new TurnEventRepository(t.db);
   });
   afterEach(() => t.dispose());
@@ -92,7 +92,8 @@ describe('resuming from before the horizon over WebSocket', () => {
   });
 
   it('is refused with EVENTS_PRUNED; from the horizon on it replays', async () => {
-    const { sessions, live } = t.gateway.services;
+    const { live } = t.gateway.services;
+    const sessions = t.gateway.sessions.lifecycle;
     const session = await sessions.createSession(alice, { name: 'pruned', agentContextId: 'ac' });
     const turn = await addTurn(sessions, alice, session.id);
     await completeTurn(sessions, alice, session.id, turn.id);

@@ -49,7 +49,8 @@ function exactIdSuite(mysql: boolean): void {
 
   beforeAll(async () => {
     t = await startTestGateway(mysql ? { mysql: true } : {});
-    const { sessions, contexts } = t.gateway.services;
+    const { contexts } = t.gateway.services;
+    const sessions = t.gateway.sessions.lifecycle;
     agentContextId = (await contexts.upsertAgentContext(boss, { name: 'Backend', vectorCollection: 'backend', defaultModel: 'gpt-4.1-mini' })).id;
     await contexts.upsertConversationContext(boss, { name: 'Chat', systemPrompt: 'Be brief.' });
     privateId = (await sessions.createSession(owner, { name: 'private of user-2', agentContextId })).id;
@@ -117,7 +118,8 @@ function exactIdSuite(mysql: boolean): void {
       });
       expect(execute.body.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     }
-    const { contexts, sessions } = t.gateway.services;
+    const { contexts } = t.gateway.services;
+    const sessions = t.gateway.sessions.lifecycle;
     expect((await contexts.listAgentContexts('acme')).map((c) => c.name)).toEqual(['Backend']);
     expect(await sessions.getSession(owner, privateId)).toMatchObject({ name: 'private of user-2', isDeleted: false, turnCount: 1 });
   });
@@ -130,7 +132,7 @@ function exactIdSuite(mysql: boolean): void {
     }
     const watchers = [...strangers(), owner].map((c) => ({ caller: c, feed: subscribe<{ sessionActivity: { sessionId: string } }>(connect(c), ACTIVITY) }));
     await waitUntil(() => t.gateway.live.executor.subscriberCount === watchers.length);
-    const { sessions } = t.gateway.services;
+    const sessions = t.gateway.sessions.lifecycle;
     const second = await addTurn(sessions, owner, privateId);
     await completeTurn(sessions, owner, privateId, second.id);
     const onPublic = await addTurn(sessions, owner, publicId);

@@ -138,7 +138,7 @@ describe('turns in flight per user', () => {
     await startSlow(alice, 'keeps running');
     expect(codeOf((await h.executeAsync(alice, { instruction: 'full' })).body.errors)).toBe('RATE_LIMITED');
     // Another instance's sweeper failed the turn (its lease looked expired): the runner here notices and lets go.
-    await h.t.gateway.services.sessions.failTurn(alice, held.sessionId, held.turnId, { errors: ['interrupted elsewhere'] });
+    await h.t.gateway.sessions.lifecycle.failTurn(alice, held.sessionId, held.turnId, { errors: ['interrupted elsewhere'] });
     await eventually(async () => (await h.executeAsync(alice, { instruction: 'fits again' })).body.errors === undefined);
   });
 });

@@ -70,7 +70,7 @@ describeWithMysql('cancelling and rerunning turns on MariaDB', () => {
     expect((await h.turn(alice, done.sessionId, done.turnId)).status).toBe('COMPLETED');
 
     const running = await streaming(h, 'still running here');
-    await h.t.gateway.services.sessions.updateSession(alice, running.sessionId, { isPublic: true });
+    await h.t.gateway.sessions.lifecycle.updateSession(alice, running.sessionId, { isPublic: true });
     expect((await cancel(h, bob, running)).body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     expect((await cancel(h, mallory, running)).body.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     expect((await h.turn(alice, running.sessionId, running.turnId)).status).toBe('PENDING');
@@ -153,7 +153,7 @@ describeWithMysql('cancelling and rerunning turns on MariaDB', () => {
   }, 20_000);
 
   it('fails a PENDING turn whose instance died once its lease has run out, recording the event', async () => {
-    const { sessions } = h.t.gateway.services;
+    const sessions = h.t.gateway.sessions.lifecycle;
     const session = await sessions.createSession(alice, { name: 'orphan', agentContextId: h.agentContextId });
     const events: string[] = [];
     const turn = await sessions.addTurn(alice, session.id, { instructionSummary: 'started on a dead instance' }, {

@@ -119,7 +119,7 @@ describeWithMysql('client tool continuations on MariaDB', () => {
     const answer = await paused();
     const noTurn = await h.execute(alice, { sessionId: answer.sessionId, toolResults: results(answer.toolCalls!) });
     expect(noTurn.body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'turnId' });
-    await h.t.gateway.services.sessions.updateSession(alice, answer.sessionId, { isPublic: true });
+    await h.t.gateway.sessions.lifecycle.updateSession(alice, answer.sessionId, { isPublic: true });
     const stranger = await h.execute(bob, { sessionId: answer.sessionId, turnId: answer.turnId, toolResults: results(answer.toolCalls!) });
     expect(stranger.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     await h.execute(alice, { sessionId: answer.sessionId, turnId: answer.turnId, toolResults: results(answer.toolCalls!) });

@@ -1,4 +1,4 @@
-import { SessionManager } from '../../src/sessions/session-manager';
+import { createSessionStore } from '../../src/sessions/session-store';
 import { TurnProvenance } from '../../src/sessions/turn-provenance';
 import { user } from '../support/callers';
 import { mysqlTestDatabase, sqliteTestDatabase, type TestDatabaseFactory } from '../support/db';
@@ -9,7 +9,7 @@ function backfillSuite(open: TestDatabaseFactory): void {
     const t = await open();
     try {
       const alice = user('alice');
-      const sessions = new SessionManager({ db: t.db, events: { turnStatusChanged: () => undefined } });
+      const sessions = createSessionStore({ db: t.db, events: { turnStatusChanged: () => undefined } }).lifecycle;
       const provenance = new TurnProvenance(t.db);
       const session = await sessions.createSession(alice, { name: 's', agentContextId: 'ac' });
       const chunk = { chunkId: 'chunk-1', path: 'a.ts', startLine: 1, endLine: 9, contentHash: 'c1', score: 0.5, fileContentHash: 'file-a' };

@@ -19,7 +19,7 @@ function queryCountSuite(mysql: boolean): void {
   beforeAll(async () => {
     // The periodic turn sweeper's own queries must not be counted with the request's.
     t = await startTestGateway({ mysql, hooks: { sweeper: false } });
-    await seedDemoData(t.gateway.services, { orgId: 'acme', orgName: 'Acme', users: 4, sessions: 300, turnsPerSession: 1, randomSeed: 7 });
+    await seedDemoData({ sessions: t.gateway.sessions.lifecycle, contexts: t.gateway.services.contexts }, { orgId: 'acme', orgName: 'Acme', users: 4, sessions: 300, turnsPerSession: 1, randomSeed: 7 });
   }, 120_000);
   afterAll(() => t.close());
 

@@ -59,11 +59,11 @@ describeWithRedis('live delivery through Redis', () => {
     afterAll(() => dispose());
 
     it('delivers turns changed on A to subscribers on B, in order', async () => {
-      const session = await a.gateway.services.sessions.createSession(alice, { name: 'across', agentContextId: 'ac' });
+      const session = await a.gateway.sessions.lifecycle.createSession(alice, { name: 'across', agentContextId: 'ac' });
       const onB = subscribe<Status>(connect(b, alice), STATUS, { sessionId: session.id });
       const adminOnB = subscribe<Status>(connect(b, boss), STATUS, { sessionId: session.id });
       await waitUntil(() => b.gateway.live.executor.subscriberCount === 2);
-      const { sessions } = a.gateway.services;
+      const sessions = a.gateway.sessions.lifecycle;
       for (let i = 0; i < 3; i++) {
         const turn = await addTurn(sessions, alice, session.id);
         await completeTurn(sessions, alice, session.id, turn.id);
@@ -76,12 +76,12 @@ describeWithRedis('live delivery through Redis', () => {
     });
 
     it('keeps one order for changes made on both instances at once', async () => {
-      const session = await a.gateway.services.sessions.createSession(alice, { name: 'both', agentContextId: 'ac', isPublic: true });
+      const session = await a.gateway.sessions.lifecycle.createSession(alice, { name: 'both', agentContextId: 'ac', isPublic: true });
       const onA = subscribe<Status>(connect(a, alice), STATUS, { sessionId: session.id });
       const onB = subscribe<Status>(connect(b, alice), STATUS, { sessionId: session.id });
       await waitUntil(() => a.gateway.live.executor.subscriberCount === 1 && b.gateway.live.executor.subscriberCount === 1);
       await Promise.all(
-        [a, b, a, b, a, b].map((t, i) => addTurn(t.gateway.services.sessions, user(`writer-${i}`), session.id)),
+        [a, b, a, b, a, b].map((t, i) => addTurn(t.gateway.sessions.lifecycle, user(`writer-${i}`), session.id)),
       );
       const idsOnA = (await onA.waitFor(6)).map((r) => Number(r.data!.turnStatusChanged.eventId));
       const idsOnB = (await onB.waitFor(6)).map((r) => Number(r.data!.turnStatusChanged.eventId));
@@ -91,7 +91,7 @@ describeWithRedis('live delivery through Redis', () => {
     });
 
     it('gives a late joiner on B the text streamed on A so far, then the rest', async () => {
-      const { sessions } = a.gateway.services;
+      const sessions = a.gateway.sessions.lifecycle;
       const session = await sessions.createSession(alice, { name: 'text', agentContextId: 'ac' });
       const turn = await addTurn(sessions, alice, session.id);
       const ref = { orgId: 'acme', sessionId: session.id, turnId: turn.id };
@@ -124,7 +124,7 @@ describeWithRedis('live delivery through Redis', () => {
     });
 
     it('keeps queries and mutations working, reports it in /readyz, and delivers what happened meanwhile once Redis is back', async () => {
-      const { sessions } = a.gateway.services;
+      const sessions = a.gateway.sessions.lifecycle;
       const session = await sessions.createSession(alice, { name: 'outage', agentContextId: 'ac' });
       const client = wsClient(b.url, tokenFor(b, alice));
       const feed = subscribe<Status>(client, STATUS, { sessionId: session.id });
@@ -196,7 +196,8 @@ describeWithRedis('live delivery through Redis', () => {
     it.each<CutMode>(['reset', 'blackhole'])(
       'cut by %s: subscribers that stayed, resumed during or resumed after the outage get every status event once; executes keep working',
       async (mode) => {
-        const { sessions, contexts } = a.gateway.services;
+        const { contexts } = a.gateway.services;
+        const sessions = a.gateway.sessions.lifecycle;
         const session = await sessions.createSession(alice, { name: `outage by ${mode}`, agentContextId: 'ac' });
         const stayed = subscribe<Status>(connect(b), STATUS, { sessionId: session.id });
         await waitUntil(() => b.gateway.live.executor.subscriberCount === 1);

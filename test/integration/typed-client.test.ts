@@ -14,7 +14,7 @@ import {
   type TurnStatusChangedSubscription,
 } from '../../src/client';
 import type { Caller } from '../../src/domain/caller';
-import type { SessionManager } from '../../src/sessions/session-manager';
+import type { SessionStore } from '../../src/sessions/session-store';
 import { admin, user } from '../support/callers';
 import { startTestGateway, type TestGateway, type TestGatewayOptions } from '../support/gateway';
 import { describeWithMysql, describeWithRedis, redisUrl } from '../support/services';
@@ -58,7 +58,7 @@ function clientSuite(options: () => TestGatewayOptions): void {
     return client;
   };
   const subscribers = () => t.gateway.live.executor.subscriberCount;
-  let sessions: SessionManager;
+  let sessions: SessionStore['lifecycle'];
   /** Cuts every connection through the proxy, lets `meanwhile` happen, then lets clients back in. */
   const outage = async (meanwhile: () => Promise<void>) => {
     const before = subscribers();
@@ -71,7 +71,7 @@ function clientSuite(options: () => TestGatewayOptions): void {
   beforeAll(async () => {
     t = await startTestGateway(options());
     proxy = await startTcpProxy('127.0.0.1', Number(new URL(t.url).port));
-    sessions = t.gateway.services.sessions;
+    sessions = t.gateway.sessions.lifecycle;
   });
   afterEach(async () => {
     proxy.restore();

@@ -1,6 +1,6 @@
 import { DomainError } from '../../src/domain/errors';
 import type { UsageByDay } from '../../src/domain/usage-days';
-import { SessionManager } from '../../src/sessions/session-manager';
+import { createSessionStore, type SessionStore } from '../../src/sessions/session-store';
 import { UsageReport } from '../../src/sessions/usage-report';
 import { admin, user } from '../support/callers';
 import { mysqlTestDatabase, sqliteTestDatabase, type TestDatabase, type TestDatabaseFactory } from '../support/db';
@@ -17,12 +17,12 @@ const TODAY = new Date('2026-03-10T15:00:00.000Z');
 function usageSuite(open: TestDatabaseFactory): void {
   let t: TestDatabase;
   let clock: Date;
-  let sessions: SessionManager;
+  let sessions: SessionStore['lifecycle'];
   let report: UsageReport;
 
   beforeAll(async () => {
     t = await open();
-    sessions = new SessionManager({ db: t.db, events: { turnStatusChanged: () => undefined }, now: () => clock });
+    sessions = createSessionStore({ db: t.db, events: { turnStatusChanged: () => undefined }, now: () => clock }).lifecycle;
     report = new UsageReport(t.db, () => TODAY);
     // Written in time order, as a real clock would: a session's lastUpdatedDate never goes back.
     const at = (iso: string) => {

@@ -1,12 +1,14 @@
 import type { Caller } from '../../src/domain/caller';
 import type { TurnRecord } from '../../src/domain/turn';
-import type { SessionManager } from '../../src/sessions/session-manager';
+import type { TurnStore } from '../../src/sessions/session-store.port';
 
-/** Drives a turn through the manager, as the orchestrator will: add (PENDING), then complete or fail. */
-export const addTurn = (sessions: SessionManager, caller: Caller, sessionId: string, instruction = 'do it'): Promise<TurnRecord> =>
+type TurnWriter = Pick<TurnStore, 'addTurn' | 'completeTurn' | 'failTurn'>;
+
+/** Drives a turn through the turn lifecycle, as the orchestrator will: add (PENDING), then complete or fail. */
+export const addTurn = (sessions: TurnWriter, caller: Caller, sessionId: string, instruction = 'do it'): Promise<TurnRecord> =>
   sessions.addTurn(caller, sessionId, { instructionSummary: instruction });
 
-export const completeTurn = (sessions: SessionManager, caller: Caller, sessionId: string, turnId: string, answer = 'done'): Promise<TurnRecord> =>
+export const completeTurn = (sessions: TurnWriter, caller: Caller, sessionId: string, turnId: string, answer = 'done'): Promise<TurnRecord> =>
   sessions.completeTurn(caller, sessionId, turnId, {
     agentAnswerSummary: answer,
     fullAgentAnswerUrl: null,
@@ -14,5 +16,5 @@ export const completeTurn = (sessions: SessionManager, caller: Caller, sessionId
     openAIResponseReceivedDate: new Date(),
   });
 
-export const failTurn = (sessions: SessionManager, caller: Caller, sessionId: string, turnId: string): Promise<TurnRecord> =>
+export const failTurn = (sessions: TurnWriter, caller: Caller, sessionId: string, turnId: string): Promise<TurnRecord> =>
   sessions.failTurn(caller, sessionId, turnId, { errors: ['the provider failed'] });

@@ -12,11 +12,11 @@ export class SessionMutationResolver {
     @Arg('id', () => ID) id: string,
     @Arg('patch', () => AgentSessionPatch) patch: AgentSessionPatch,
   ): Promise<SessionRecord> {
-    return services.sessions.updateSession(caller, id, patch);
+    return services.sessionCommands.updateSession(caller, id, patch);
   }
 
   @Mutation(() => Boolean, { description: 'Soft delete (isDeleted = true).' })
   deleteAgentSession(@Ctx() { caller, services }: GraphQLContext, @Arg('id', () => ID) id: string): Promise<boolean> {
-    return services.sessions.deleteSession(caller, id);
+    return services.sessionCommands.deleteSession(caller, id);
   }
 }

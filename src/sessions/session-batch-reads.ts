@@ -1,0 +1,113 @@
+import { isAdmin, type Caller, type EntityHeader, type OrgScope } from '../domain/caller';
+import type { SessionRecord } from '../domain/session';
+import type { TurnRecord } from '../domain/turn';
+import type { TurnStatus } from '../domain/turn-status';
+import type { Database } from '../persistence/database';
+import { toSessionRecord, toTurnRecord } from './records';
+import { applyVisibility } from './session-query';
+import type { SessionBatchReader, TurnWindow } from './session-store.port';
+import type { SessionEntities } from './session.entities';
+
+/**
+ * The DataLoaders' batch reads: each answers a whole batch in one statement and is scoped by
+ * the org (or the caller) it is given, never by whatever the first key says.
+ */
+export class SessionBatchReads implements SessionBatchReader {
+  constructor(private readonly db: Database<SessionEntities>) {}
+
+  async sessionsByIds(caller: Caller, ids: readonly string[]): Promise<SessionRecord[]> {
+    if (ids.length === 0) return [];
+    const qb = this.db.dataSource.manager.createQueryBuilder(this.db.entities.sessions, 's');
+    applyVisibility(qb, caller, isAdmin(caller));
+    const rows = await qb.andWhere('s.id IN (:...ids)', { ids: [...ids] }).getMany();
+    return rows.map(toSessionRecord);
+  }
+
+  /** Per-event loaders of subscriptions read turns this way. */
+  async turnsByIds(caller: Caller, ids: readonly string[]): Promise<TurnRecord[]> {
+    if (ids.length === 0) return [];
+    const visible = this.db.dataSource.manager.createQueryBuilder(this.db.entities.sessions, 's').select('s.id');
+    applyVisibility(visible, caller, isAdmin(caller));
+    const rows = await this.db.dataSource.manager
+      .createQueryBuilder(this.db.entities.turns, 't')
+      .where('t.orgId = :turnOrg', { turnOrg: caller.orgId })
+      .andWhere('t.id IN (:...turnIds)', { turnIds: [...ids] })
+      .andWhere(`t.sessionId IN (${visible.getQuery()})`)
+      .setParameters(visible.getParameters())
+      .getMany();
+    return rows.map(toTurnRecord);
+  }
+
+  async lastTurnsOf(scope: OrgScope, sessions: readonly Pick<SessionRecord, 'id' | 'turnCount'>[]): Promise<TurnRecord[]> {
+    const withTurns = sessions.filter((s) => s.turnCount > 0);
+    if (withTurns.length === 0) return [];
+    const qb = this.db.dataSource.manager
+      .createQueryBuilder(this.db.entities.turns, 't')
+      .where('t.orgId = :org', { org: scope.orgId });
+    const params: Record<string, string | number> = {};
+    const pairs = withTurns.map((s, i) => {
+      params[`s${i}`] = s.id;
+      params[`n${i}`] = s.turnCount;
+      return `(t.sessionId = :s${i} AND t.sequenceNumber = :n${i})`;
+    });
+    const rows = await qb.andWhere(`(${pairs.join(' OR ')})`, params).getMany();
+    return rows.map(toTurnRecord);
+  }
+
+  async participantsOf(scope: OrgScope, sessionIds: readonly string[]): Promise<Map<string, EntityHeader[]>> {
+    const result = new Map<string, EntityHeader[]>(sessionIds.map((id) => [id, []]));
+    if (sessionIds.length === 0) return result;
+    const rows = await this.db.dataSource.manager
+      .createQueryBuilder(this.db.entities.participants, 'p')
+      .where('p.orgId = :org', { org: scope.orgId })
+      .andWhere('p.sessionId IN (:...ids)', { ids: [...sessionIds] })
+      .orderBy('p.joinedDate', 'ASC')
+      .addOrderBy('p.userId', 'ASC')
+      .getMany();
+    for (const row of rows) result.get(row.sessionId)?.push({ id: row.userId, text: row.userName });
+    return result;
+  }
+
+  async turnsOf(scope: OrgScope, sessionIds: readonly string[], window: TurnWindow): Promise<Map<string, TurnRecord[]>> {
+    const result = new Map<string, TurnRecord[]>(sessionIds.map((id) => [id, []]));
+    if (sessionIds.length === 0) return result;
+    const ranked = this.db.dataSource.manager
+      .createQueryBuilder(this.db.entities.turns, 't')
+      .select('t.id', 'id')
+      .addSelect('ROW_NUMBER() OVER (PARTITION BY t.session_id ORDER BY t.sequence_number)', 'rn')
+      .where('t.orgId = :org')
+      .andWhere('t.sessionId IN (:...ids)')
+      .andWhere('t.sequenceNumber > :after');
+    if (window.status) ranked.andWhere('t.status = :status');
+    const rows = await this.db.dataSource.manager
+      .createQueryBuilder(this.db.entities.turns, 'turn')
+      .innerJoin(`(${ranked.getQuery()})`, 'r', 'r.id = turn.id AND r.rn <= :limit')
+      .setParameters({
+        org: scope.orgId,
+        ids: [...sessionIds],
+        after: window.afterSequence,
+        status: window.status,
+        limit: window.limit,
+      })
+      .orderBy('turn.sequenceNumber', 'ASC')
+      .getMany();
+    for (const row of rows) result.get(row.sessionId)?.push(toTurnRecord(row));
+    return result;
+  }
+
+  async countTurns(scope: OrgScope, sessionIds: readonly string[], status: TurnStatus): Promise<Map<string, number>> {
+    const result = new Map<string, number>(sessionIds.map((id) => [id, 0]));
+    if (sessionIds.length === 0) return result;
+    const rows = await this.db.dataSource.manager
+      .createQueryBuilder(this.db.entities.turns, 't')
+      .select('t.sessionId', 'sessionId')
+      .addSelect('COUNT(*)', 'n')
+      .where('t.orgId = :org', { org: scope.orgId })
+      .andWhere('t.sessionId IN (:...ids)', { ids: [...sessionIds] })
+      .andWhere('t.status = :status', { status })
+      .groupBy('t.sessionId')
+      .getRawMany<{ sessionId: string; n: string | number }>();
+    for (const row of rows) result.set(row.sessionId, Number(row.n));
+    return result;
+  }
+}

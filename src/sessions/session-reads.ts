@@ -1,0 +1,85 @@
+import type { EntityManager } from 'typeorm';
+import { isAdmin, type Caller } from '../domain/caller';
+import { forbidden } from '../domain/errors';
+import { assertPageSize, type PageRequest } from '../domain/pagination';
+import type { SessionFilter, SessionOrder, SessionRecord } from '../domain/session';
+import type { TurnRecord } from '../domain/turn';
+import { LIMITS, optionalText } from '../domain/validation';
+import type { Database } from '../persistence/database';
+import { toSessionRecord, toTurnRecord } from './records';
+import { applyFilter, applyOrder, applyVisibility, cursorOf } from './session-query';
+import type { SessionPage, SessionReader } from './session-store.port';
+import type { SessionEntities, SessionRow } from './session.entities';
+
+/** DD-003 reads: one session, one turn, the last turn, and filtered, ordered lists; never more than the caller may see. */
+export class SessionReads implements SessionReader {
+  constructor(private readonly db: Database<SessionEntities>) {}
+
+  async getSession(caller: Caller, id: string): Promise<SessionRecord | null> {
+    const row = await this.visibleSessionRow(this.db.dataSource.manager, caller, id);
+    return row ? toSessionRecord(row) : null;
+  }
+
+  async getTurn(caller: Caller, sessionId: string, turnId: string): Promise<TurnRecord | null> {
+    const session = await this.visibleSessionRow(this.db.dataSource.manager, caller, sessionId);
+    if (!session) return null;
+    const row = await this.db.dataSource.manager.findOne(this.db.entities.turns, {
+      where: { id: turnId, sessionId: session.id },
+    });
+    return row ? toTurnRecord(row) : null;
+  }
+
+  async getLastTurn(caller: Caller, sessionId: string): Promise<TurnRecord | null> {
+    const session = await this.visibleSessionRow(this.db.dataSource.manager, caller, sessionId);
+    if (!session || session.turnCount === 0) return null;
+    const row = await this.db.dataSource.manager.findOne(this.db.entities.turns, {
+      where: { sessionId: session.id, sequenceNumber: session.turnCount },
+    });
+    return row ? toTurnRecord(row) : null;
+  }
+
+  async listSessions(caller: Caller, filter: SessionFilter, order: SessionOrder, page: PageRequest): Promise<SessionPage> {
+    const first = assertPageSize(page.first);
+    this.assertFilter(caller, filter);
+    const base = () => {
+      const qb = this.db.dataSource.manager.createQueryBuilder(this.db.entities.sessions, 's');
+      applyFilter(qb, caller, filter);
+      return qb;
+    };
+    const qb = base();
+    applyOrder(qb, order, page.after);
+    const rows = await qb.take(first + 1).getMany();
+    const items = rows.slice(0, first);
+    let counted: Promise<number> | null = null;
+    return {
+      items: items.map(toSessionRecord),
+      cursors: items.map((r) => cursorOf(order, r)),
+      hasNextPage: rows.length > first,
+      totalCount: () => (counted ??= base().getCount()),
+    };
+  }
+
+  listSessionsForUser(caller: Caller, userId: string, page: PageRequest): Promise<SessionPage> {
+    return this.listSessions(caller, { participantId: userId }, 'LAST_UPDATED_DESC', page);
+  }
+
+  assertFilter(caller: Caller, filter: SessionFilter): void {
+    checkFilter(filter);
+    if (filter.includeDeleted && !isAdmin(caller)) throw forbidden('includeDeleted is for organisation admins');
+  }
+
+  private async visibleSessionRow(em: EntityManager, caller: Caller, id: string): Promise<SessionRow | null> {
+    const qb = em.createQueryBuilder(this.db.entities.sessions, 's').where('s.id = :id', { id });
+    applyVisibility(qb, caller, isAdmin(caller));
+    return qb.getOne();
+  }
+}
+
+/** Over-long filter values are refused rather than silently matching nothing. */
+function checkFilter(filter: SessionFilter): void {
+  const ids = ['participantId', 'ownerUserId', 'agentContextId', 'conversationContextId'] as const;
+  for (const field of ids) optionalText(field, filter[field], LIMITS.id);
+  optionalText('workspaceId', filter.workspaceId, LIMITS.shortText);
+  optionalText('repo', filter.repo, LIMITS.shortText);
+  optionalText('search', filter.search, LIMITS.search);
+}

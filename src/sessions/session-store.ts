@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto';
+import type { EventLogEntities } from '../events/event-log.entities';
+import { EventLogWriter } from '../events/event-log-writer';
+import type { TurnEventSink } from '../events/turn-events';
+import type { Database } from '../persistence/database';
+import type { ProvenanceEntities } from './provenance.entities';
+import { SessionBatchReads } from './session-batch-reads';
+import { SessionLocks } from './session-locks';
+import { SessionReads } from './session-reads';
+import type { SessionEntities } from './session.entities';
+import { TurnLeaseStore } from './turn-leases';
+import { TurnLifecycle } from './turn-lifecycle';
+
+export interface SessionStoreDeps {
+  readonly db: Database<SessionEntities & ProvenanceEntities & EventLogEntities>;
+  /** Where status events go once their transaction has committed (the event bus). */
+  readonly events: TurnEventSink;
+  readonly now?: () => Date;
+  readonly newId?: () => string;
+}
+
+/**
+ * The session store (spec IAgentSessionManager), one module per seam. The composition root
+ * hands each user its own view (session-store.port.ts): the orchestrator the lifecycle and
+ * the leases, resolvers the reads, the batch reads and the session commands.
+ */
+export interface SessionStore {
+  /** DD-003 reads. */
+  readonly reads: SessionReads;
+  /** Batch reads for the DataLoaders. */
+  readonly batch: SessionBatchReads;
+  /** The only writer of sessions and turns. */
+  readonly lifecycle: TurnLifecycle;
+  readonly leases: TurnLeaseStore;
+}
+
+export function createSessionStore(deps: SessionStoreDeps): SessionStore {
+  const now = deps.now ?? (() => new Date());
+  const reads = new SessionReads(deps.db);
+  const batch = new SessionBatchReads(deps.db);
+  const lifecycle = new TurnLifecycle({
+    db: deps.db,
+    locks: new SessionLocks(deps.db),
+    eventLog: new EventLogWriter(deps.db, now),
+    events: deps.events,
+    reads,
+    batch,
+    now,
+    newId: deps.newId ?? randomUUID,
+  });
+  return { reads, batch, lifecycle, leases: new TurnLeaseStore(deps.db, now) };
+}
