@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { UnavailableError } from '../domain/errors';
 
 export interface BlobObject {
   readonly body: Readable;
@@ -20,10 +21,13 @@ export interface BlobStore {
   ping(): Promise<void>;
 }
 
-/** Thrown by adapters when the store itself is unreachable (not when an object is missing). */
-export class BlobStoreUnavailableError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+/**
+ * Thrown by adapters when the store itself is unreachable (not when an object is missing):
+ * SERVICE_UNAVAILABLE to clients; `reason` (which bucket, which host) goes to logs only.
+ */
+export class BlobStoreUnavailableError extends UnavailableError {
+  constructor(reason: string, options?: { cause?: unknown }) {
+    super('blob store', reason, options);
     this.name = 'BlobStoreUnavailableError';
   }
 }

@@ -1,30 +1,6 @@
 import { unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { DomainError, ERROR_CODES, type ErrorCode } from '../domain/errors';
-
-/**
- * The one exhaustive mapping from domain error codes to what clients see: the GraphQL
- * `extensions.code` (the code itself) and the HTTP status the REST endpoint answers with.
- * Adding a code to domain/errors.ts without a row here does not compile.
- */
-export const HTTP_STATUS_OF: Readonly<Record<ErrorCode, number>> = {
-  UNAUTHENTICATED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  BAD_USER_INPUT: 400,
-  CONFLICT: 409,
-  SESSION_BUSY: 409,
-  IDEMPOTENCY_KEY_REUSED: 422,
-  TOOL_RESULTS_MISMATCH: 400,
-  LLM_FAILED: 502,
-  LLM_TIMEOUT: 504,
-  CANCELLED: 409,
-  SERVICE_UNAVAILABLE: 503,
-  EVENTS_PRUNED: 410,
-  TOO_MANY_SUBSCRIPTIONS: 429,
-  RESPONSE_TOO_LARGE: 400,
-  RATE_LIMITED: 429,
-};
+import { DomainError, ERROR_CODES, INTERNAL_MESSAGE } from '../domain/errors';
 
 /** Codes GraphQL servers themselves produce for bad requests; safe to pass through. */
 const PROTOCOL_CODES = new Set([
@@ -40,13 +16,12 @@ const PROTOCOL_CODES = new Set([
   'UNAUTHENTICATED',
 ]);
 
-export const INTERNAL_MESSAGE = 'Internal server error';
-
-/** A domain error as a GraphQL error (used where an error must be thrown, e.g. auth). */
-export function toGraphQLError(error: DomainError): GraphQLError {
-  return new GraphQLError(error.message, {
-    extensions: { code: error.code, ...error.details, http: { status: HTTP_STATUS_OF[error.code] } },
-  });
+/**
+ * A domain error as a GraphQL error (used where an error must be thrown, e.g. auth);
+ * `extensions` adds transport facts such as the HTTP status.
+ */
+export function toGraphQLError(error: DomainError, extensions: Readonly<Record<string, unknown>> = {}): GraphQLError {
+  return new GraphQLError(error.message, { extensions: { code: error.code, ...error.details, ...extensions } });
 }
 
 /** True when an error is one we meant to show; everything else is masked and logged. */
@@ -69,7 +44,10 @@ export function isExpectedError(error: unknown): boolean {
  */
 export const withoutSuggestions = (message: string): string => message.replace(/\s*Did you mean [^?]*\?/g, '').trim();
 
-/** Apollo `formatError`: domain errors get their code, internals never leave the process. */
+/**
+ * The GraphQL presenter, for HTTP and WebSocket alike (protection.ts hands it to both):
+ * domain errors get their code, internals never leave the process.
+ */
 export function formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
   const original = unwrapResolverError(error);
   if (original instanceof DomainError) {

@@ -1,4 +1,5 @@
 import type { ToolDefinition } from '../domain/contexts';
+import { DomainError } from '../domain/errors';
 import type { ToolCall } from '../domain/turn';
 
 /** A text message of the conversation sent to the model. */
@@ -60,14 +61,18 @@ export type LlmFailureKind =
   /** Anything else the provider or the network did; the message says what, for humans. */
   | 'failed';
 
-/** A provider failure, already phrased for the turn's errors. Never carries credentials. */
-export class LlmError extends Error {
+/**
+ * A provider failure, already phrased for the turn's errors (LLM_TIMEOUT for a timeout,
+ * LLM_FAILED otherwise). Never carries credentials. `provider` holds what the provider said
+ * (its response id, the raw payload) for the turn's record, never for clients.
+ */
+export class LlmError extends DomainError {
   constructor(
     readonly kind: LlmFailureKind,
     message: string,
-    readonly details: { readonly responseId?: string | null; readonly raw?: unknown } = {},
+    readonly provider: { readonly responseId?: string | null; readonly raw?: unknown } = {},
   ) {
-    super(message);
+    super(kind === 'timeout' ? 'LLM_TIMEOUT' : 'LLM_FAILED', message);
     this.name = 'LlmError';
   }
 }

@@ -89,7 +89,7 @@ export class OpenAIResponsesAdapter implements LanguageModel {
         // Text already reached subscribers: a retry would stream a second, different answer.
         if (!failure.retryable || streamed) throw failure.error;
         const decision = decideRetry(attempt, failure.headers, this.options.retry);
-        if (!decision.retry) throw new LlmError('failed', `${failure.error.message}; ${decision.reason}`, failure.error.details);
+        if (!decision.retry) throw new LlmError('failed', `${failure.error.message}; ${decision.reason}`, failure.error.provider);
         try {
           await sleep(decision.delayMs, options.signal);
         } catch {

@@ -1,15 +1,13 @@
 import { normalisePath, type ActiveFileSubmission } from '../domain/active-files';
 import type { Caller } from '../domain/caller';
-import { badInput, DomainError, isDomainError } from '../domain/errors';
+import { badInput, DomainError, isDomainError, UnavailableError } from '../domain/errors';
 import type { ExecuteAccepted, ExecuteResponse } from '../domain/execute-response';
 import { inputFingerprint, parseIdempotencyKey } from '../domain/idempotency';
 import type { ToolResultSubmission } from '../domain/tool-results';
 import type { TurnRecord } from '../domain/turn';
 import { LIMITS, optionalText, requireText } from '../domain/validation';
-import { BlobStoreUnavailableError } from '../blobs/blob-store.port';
 import type { ExecuteBudget } from '../budgets/execute-budget.port';
 import type { Logger } from '../logger';
-import { isDatabaseUnavailable } from '../persistence/db-errors';
 import type { IdempotentCalls } from './idempotent-calls';
 import type { Orchestrator } from './orchestrator';
 import type { OrchestratorRequest, StartedTurn } from './request';
@@ -195,16 +193,13 @@ const toolResultOf = (r: ToolResultFields): ToolResultSubmission => ({
 const fingerprintOf = (operation: string, request: OrchestratorRequest): string =>
   inputFingerprint(operation, { ...request, caller: undefined });
 
-/** A store that cannot be reached is the service being unavailable, not an internal error. */
+/** A store that could not be reached before the turn existed: the caller may simply send the request again. */
 async function guarded<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (e) {
-    if (isDatabaseUnavailable(e)) {
-      throw new DomainError('SERVICE_UNAVAILABLE', 'the session store is unavailable; no turn was recorded, try again later');
-    }
-    if (e instanceof BlobStoreUnavailableError) {
-      throw new DomainError('SERVICE_UNAVAILABLE', 'the blob store is unavailable; no turn was recorded, try again later');
+    if (e instanceof UnavailableError) {
+      throw new DomainError('SERVICE_UNAVAILABLE', `the ${e.dependency} is unavailable; no turn was recorded, try again later`);
     }
     throw e;
   }

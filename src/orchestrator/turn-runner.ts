@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { BlobStoreUnavailableError, type BlobStore } from '../blobs/blob-store.port';
+import type { BlobStore } from '../blobs/blob-store.port';
 import type { Caller } from '../domain/caller';
-import { DomainError, isDomainError, type ErrorCode } from '../domain/errors';
+import { DomainError, isDomainError, isUnavailable, type ErrorCode } from '../domain/errors';
 import { finalResponse, toolContinuation, type ExecuteResponse } from '../domain/execute-response';
 import { addUsage, priceOf, usageOf, type PricingTable } from '../domain/pricing';
 import type { TurnFailure } from '../domain/turn';
@@ -9,7 +9,6 @@ import type { TurnUsage } from '../domain/usage';
 import type { TurnOutputSink, TurnRef } from '../events/turn-output';
 import { LlmError, type LanguageModel, type LlmRequest, type LlmResponse } from '../llm/llm.port';
 import type { Logger } from '../logger';
-import { isDatabaseUnavailable } from '../persistence/db-errors';
 import type { TurnStore } from '../sessions/session-store.port';
 import type { InFlightTurn, InFlightTurns } from './in-flight';
 import { TURN_BLOBS, TurnBlobs } from './turn-blobs';
@@ -159,13 +158,13 @@ export class TurnRunner {
         .catch(() => null);
       // A lost chain heals itself: this turn fails, so the next one starts a new, preloaded chain.
       const message = e.kind === 'chain_lost' ? `${e.message}; send the instruction again to continue in a new conversation` : e.message;
-      return this.fail(run, flight, e.kind === 'timeout' ? 'LLM_TIMEOUT' : 'LLM_FAILED', message, {
-        openAIResponseId: e.details.responseId ?? null,
+      return this.fail(run, flight, e.code, message, {
+        openAIResponseId: e.provider.responseId ?? null,
         openAIRequestPayloadUrl: requestUrl,
         openAIResponsePayloadUrl: responseUrl,
       });
     }
-    if (e instanceof BlobStoreUnavailableError) {
+    if (isUnavailable(e, 'blob store')) {
       return this.fail(run, flight, 'SERVICE_UNAVAILABLE', 'the blob store is unavailable, so the turn could not be stored');
     }
     this.deps.logger.error({ err: e, sessionId: run.sessionId, turnId: run.turnId }, 'turn failed unexpectedly');
@@ -199,7 +198,7 @@ export class TurnRunner {
     try {
       return await write();
     } catch (e) {
-      if (!isDatabaseUnavailable(e)) throw e;
+      if (!isUnavailable(e, 'session store')) throw e;
       const stop = new AbortController();
       flight.settling = stop;
       void this.settleLater(run, write, stop.signal);
@@ -217,7 +216,7 @@ export class TurnRunner {
           this.deps.logger.info({ turnId: run.turnId }, 'stored a turn outcome kept while the session store was away');
           return;
         } catch (e) {
-          if (!isDatabaseUnavailable(e)) {
+          if (!isUnavailable(e, 'session store')) {
             // Settled meanwhile (cancelled by a user, or swept).
             this.deps.logger.warn({ err: e, turnId: run.turnId }, 'a kept turn outcome could not be stored');
             return;

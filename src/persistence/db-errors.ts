@@ -1,4 +1,4 @@
-import { DomainError } from '../domain/errors';
+import { UnavailableError } from '../domain/errors';
 
 /** Driver error codes that mean "the database cannot be reached", not "the statement was wrong". */
 const UNAVAILABLE_CODES = new Set([
@@ -21,16 +21,12 @@ const UNAVAILABLE_CODES = new Set([
  * The session store cannot be reached (refused, timed out, connection lost). The database
  * wrapper raises it for every statement, so whatever the caller (resolver, subscription,
  * REST, background task) it reaches clients as SERVICE_UNAVAILABLE, never as an internal
- * error. `reason` is for logs only.
+ * error, and nothing above persistence reads driver codes. `reason` is for logs only.
  */
-export class StoreUnavailableError extends DomainError {
-  constructor(
-    readonly reason: string,
-    cause?: unknown,
-  ) {
-    super('SERVICE_UNAVAILABLE', 'the session store is unavailable; try again later');
+export class StoreUnavailableError extends UnavailableError {
+  constructor(reason: string, cause?: unknown) {
+    super('session store', reason, cause === undefined ? undefined : { cause });
     this.name = 'StoreUnavailableError';
-    if (cause !== undefined) this.cause = cause;
   }
 }
 

@@ -1,3 +1,5 @@
+import { DomainError, type ErrorCode } from '../domain/errors';
+
 /**
  * Why retrieval could not answer. The message is safe to show a user (it becomes a turn
  * warning); details that could leak infrastructure (URLs, stack traces) go to the log only.
@@ -14,13 +16,22 @@ export type RetrievalErrorKind =
   /** The request itself is unusable (bad collection name, limit). */
   | 'bad-request';
 
-export class RetrievalError extends Error {
+const CODE_OF: Readonly<Record<RetrievalErrorKind, ErrorCode>> = {
+  'collection-missing': 'NOT_FOUND',
+  'embedder-mismatch': 'CONFLICT',
+  unavailable: 'SERVICE_UNAVAILABLE',
+  busy: 'SERVICE_UNAVAILABLE',
+  'bad-request': 'BAD_USER_INPUT',
+};
+
+/** The one error shape (a DomainError) with the retrieval-specific reason as `kind`. */
+export class RetrievalError extends DomainError {
   constructor(
     readonly kind: RetrievalErrorKind,
     message: string,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super(CODE_OF[kind], message, {}, options);
     this.name = 'RetrievalError';
   }
 }

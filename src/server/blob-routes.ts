@@ -1,12 +1,12 @@
 import { pipeline } from 'node:stream/promises';
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import express, { type Request, type Response, type Router } from 'express';
 import type { BlobStore } from '../blobs/blob-store.port';
 import { resolveBlobPath } from '../blobs/blob-keys';
-import { isDomainError } from '../domain/errors';
-import { HTTP_STATUS_OF, INTERNAL_MESSAGE } from '../graphql/error-mapping';
+import { notFound } from '../domain/errors';
 import type { Logger } from '../logger';
 import type { SessionReader } from '../sessions/session-store.port';
 import { authenticate } from './auth';
+import { restErrorHandler } from './http-errors';
 
 export interface BlobRouteDeps {
   readonly blobs: BlobStore;
@@ -14,8 +14,6 @@ export interface BlobRouteDeps {
   readonly jwtSecret: string;
   readonly logger: Logger;
 }
-
-const notFound = { errorCode: 'NOT_FOUND', errorMessage: 'blob not found' };
 
 /**
  * `GET /blobs/sessions/:sessionId/...`: the gateway URLs stored on turns. The caller must be
@@ -29,10 +27,7 @@ export function blobRouter(deps: BlobRouteDeps): Router {
     const target = resolveBlobPath(caller.orgId, req.path.slice('/blobs'.length));
     const session = target ? await deps.sessions.getSession(caller, target.sessionId) : null;
     const blob = target && session ? await deps.blobs.get(target.key) : null;
-    if (!blob) {
-      res.status(404).json(notFound);
-      return;
-    }
+    if (!blob) throw notFound('blob');
     res.status(200);
     res.setHeader('content-type', blob.contentType);
     if (blob.sizeBytes !== null) res.setHeader('content-length', String(blob.sizeBytes));
@@ -40,14 +35,6 @@ export function blobRouter(deps: BlobRouteDeps): Router {
     res.setHeader('x-content-type-options', 'nosniff');
     await pipeline(blob.body, res);
   });
-  router.use('/blobs', (error: unknown, _req: Request, res: Response, next: NextFunction) => {
-    if (res.headersSent) return next(error);
-    if (isDomainError(error)) {
-      res.status(HTTP_STATUS_OF[error.code]).json({ errorCode: error.code, errorMessage: error.message });
-      return;
-    }
-    deps.logger.error({ err: error }, 'unexpected error while serving a blob');
-    res.status(500).json({ errorCode: 'INTERNAL_SERVER_ERROR', errorMessage: INTERNAL_MESSAGE });
-  });
+  router.use('/blobs', restErrorHandler(deps.logger, 'GET /blobs'));
   return router;
 }

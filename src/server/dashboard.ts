@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import express, { type Request, type Response, type Router } from 'express';
+import { DomainError } from '../domain/errors';
 import type { Logger } from '../logger';
+import { restErrorHandler } from './http-errors';
 
 /** Every file the dashboard consists of (`npm run build` writes them to dist/web). Nothing else is served. */
 const FILES: Readonly<Record<string, string>> = {
@@ -66,10 +68,7 @@ export function dashboardRouter(deps: { readonly dir: string; readonly logger: L
   const serve = (name: string) => (req: Request, res: Response) => {
     for (const [header, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(header, value);
     const file = files.get(name);
-    if (!file) {
-      res.status(404).type('text/plain').send('Not found. Is the dashboard built? Run `npm run build`.');
-      return;
-    }
+    if (!file) throw new DomainError('NOT_FOUND', 'Not found. Is the dashboard built? Run `npm run build`.');
     res.setHeader('cache-control', 'no-cache');
     res.setHeader('etag', file.etag);
     if (req.headers['if-none-match'] === file.etag) {
@@ -85,5 +84,6 @@ export function dashboardRouter(deps: { readonly dir: string; readonly logger: L
     const name = String(req.params.file);
     serve(Object.hasOwn(FILES, name) ? name : '')(req, res);
   });
+  router.use('/dashboard', restErrorHandler(deps.logger, 'GET /dashboard'));
   return router;
 }

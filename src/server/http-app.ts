@@ -1,10 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
 import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
-import express, { type Express, type Request, type Router } from 'express';
+import express, { type Express, type Router } from 'express';
 import type { Config } from '../config';
 import { isDomainError } from '../domain/errors';
 import type { Protection } from '../graphql/protection';
@@ -15,6 +14,7 @@ import { gatewaySchema } from '../graphql/schema';
 import type { Services } from '../graphql/services';
 import type { Logger } from '../logger';
 import { authenticate } from './auth';
+import { assignRequestId, HTTP_STATUS_OF, requestIdOf } from './http-errors';
 
 /** A named check /readyz runs; it throws when its dependency is not usable. */
 export type ReadinessCheck = () => Promise<void>;
@@ -35,8 +35,6 @@ export interface HttpAppDeps {
   /** Further HTTP routes (REST execute, blobs), mounted before /graphql. */
   readonly routers?: readonly Router[];
 }
-
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 /** Express app: GraphQL over HTTP at /graphql, health at /healthz and /readyz. */
 export async function createHttpApp(deps: HttpAppDeps): Promise<{ app: Express; apollo: ApolloServer<GraphQLContext> }> {
@@ -65,6 +63,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<{ app: Express; 
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
+  app.use(assignRequestId);
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', uptimeSeconds: Math.round(process.uptime()) });
@@ -96,23 +95,17 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<{ app: Express; 
     express.json({ limit: config.limits.bodyLimitBytes }),
     expressMiddleware(apollo, {
       context: async ({ req, res }) => {
-        const requestId = requestIdOf(req);
-        res.setHeader('x-request-id', requestId);
+        const requestId = requestIdOf(res);
         try {
           const { caller } = authenticate(req.headers.authorization, config.jwtSecret);
           return { caller, services, loaders: createLoaders(caller, services), requestId, budget: protection.responseBudget() };
         } catch (e) {
-          throw isDomainError(e) ? toGraphQLError(e) : e;
+          throw isDomainError(e) ? toGraphQLError(e, { http: { status: HTTP_STATUS_OF[e.code] } }) : e;
         }
       },
     }),
   );
   return { app, apollo };
-}
-
-function requestIdOf(req: Request): string {
-  const given = req.headers['x-request-id'];
-  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
 }
 
 /** Unexpected errors are masked for the client (formatError) and logged here with the request id. */

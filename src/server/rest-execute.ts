@@ -1,8 +1,7 @@
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import { badInput, isDomainError, type ErrorCode } from '../domain/errors';
+import express, { type Request, type Response, type Router } from 'express';
+import { badInput } from '../domain/errors';
 import type { ExecuteResponse } from '../domain/execute-response';
 import { parseExecutionMs } from '../domain/tool-results';
-import { HTTP_STATUS_OF, INTERNAL_MESSAGE } from '../graphql/error-mapping';
 import type { Logger } from '../logger';
 import {
   CLIENT_KINDS,
@@ -13,6 +12,7 @@ import {
   type ToolResultFields,
 } from '../orchestrator/request-handler';
 import { authenticate } from './auth';
+import { restErrorHandler } from './http-errors';
 
 export interface RestExecuteDeps {
   readonly handler: RequestHandler;
@@ -25,7 +25,7 @@ export interface RestExecuteDeps {
  * DD-004 `POST /api/ai/agent/execute` for thin clients: the same bearer auth and request
  * handler as GraphQL; the body is AgentExecuteInput as JSON; the answer is the AGN-033
  * object as JSON (`kind: "final" | "client_tool_continuation"`, forbidden buckets absent);
- * errors are `{ errorCode, errorMessage }` with the HTTP status of the code.
+ * errors are `{ errorCode, errorMessage }` with the HTTP status of the code (http-errors.ts).
  */
 export function restExecuteRouter(deps: RestExecuteDeps): Router {
   const router = express.Router();
@@ -35,32 +35,9 @@ export function restExecuteRouter(deps: RestExecuteDeps): Router {
     const answer = await deps.handler.execute(caller, input);
     res.status(200).json(toRestAnswer(answer));
   });
-  router.use('/api/ai/agent/execute', (error: unknown, _req: Request, res: Response, next: NextFunction) => {
-    if (res.headersSent) return next(error);
-    const { status, body } = restError(error, deps.logger);
-    if (typeof body.retryAfterSeconds === 'number') res.set('Retry-After', String(body.retryAfterSeconds));
-    res.status(status).json(body);
-  });
+  router.use('/api/ai/agent/execute', restErrorHandler(deps.logger, 'POST /api/ai/agent/execute'));
   return router;
 }
-
-/** Error details REST clients receive beside errorCode (RATE_LIMITED's also becomes Retry-After). */
-const REST_DETAILS = new Set(['sessionId', 'turnId', 'field', 'retryAfterSeconds']);
-
-/** Express rejects a body it cannot read with these `type`s (body-parser). */
-function restError(error: unknown, logger: Logger): { status: number; body: Record<string, unknown> } {
-  const parserType = (error as { type?: unknown }).type;
-  if (parserType === 'entity.parse.failed') return fail('BAD_USER_INPUT', 'the request body is not valid JSON');
-  if (parserType === 'entity.too.large') return { ...fail('BAD_USER_INPUT', 'the request body is too large'), status: 413 };
-  if (isDomainError(error)) {
-    const extra = Object.fromEntries(Object.entries(error.details).filter(([k]) => REST_DETAILS.has(k)));
-    return { status: HTTP_STATUS_OF[error.code], body: { errorCode: error.code, errorMessage: error.message, ...extra } };
-  }
-  logger.error({ err: error }, 'unexpected error in POST /api/ai/agent/execute');
-  return { status: 500, body: { errorCode: 'INTERNAL_SERVER_ERROR', errorMessage: INTERNAL_MESSAGE } };
-}
-
-const fail = (code: ErrorCode, message: string) => ({ status: HTTP_STATUS_OF[code], body: { errorCode: code, errorMessage: message } });
 
 /** AGN-033 as JSON: only the buckets the kind allows, and only when present. */
 export function toRestAnswer(answer: ExecuteResponse): Record<string, unknown> {

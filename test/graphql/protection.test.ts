@@ -141,4 +141,31 @@ describe('NODE_ENV=production', () => {
     expect(logLines.some((l) => l.requestId === requestId && l.level === 50)).toBe(true);
     await t.gateway.db.dataSource.initialize();
   });
+
+  it('masks unexpected REST errors the same way, answering and logging the request id', async () => {
+    await t.gateway.db.dataSource.destroy();
+    try {
+      const res = await fetch(`${t.url}/blobs/sessions/s-1/turns/t-1/answer.md`, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(500);
+      expect(await res.json()).toEqual({ errorCode: 'INTERNAL_SERVER_ERROR', errorMessage: 'Internal server error' });
+      const requestId = res.headers.get('x-request-id');
+      expect(requestId).toBeTruthy();
+      expect(logLines.some((l) => l.requestId === requestId && l.level === 50)).toBe(true);
+    } finally {
+      await t.gateway.db.dataSource.initialize();
+    }
+  });
+
+  it('answers every REST error with the request id, the caller\'s own when it sends a plain one', async () => {
+    const refused = await fetch(`${t.url}/api/ai/agent/execute`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-request-id': 'trace-42' },
+      body: '{not json',
+    });
+    expect([refused.status, refused.headers.get('x-request-id')]).toEqual([400, 'trace-42']);
+    expect(await refused.json()).toEqual({ errorCode: 'BAD_USER_INPUT', errorMessage: 'the request body is not valid JSON' });
+    const missing = await fetch(`${t.url}/blobs/sessions/s-1/turns/t-1/answer.md`, { headers: { authorization: `Bearer ${token}`, 'x-request-id': 'bad id!' } });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
 });

@@ -1,6 +1,7 @@
 import { GraphQLError } from 'graphql';
-import { DomainError, ERROR_CODES } from '../../src/domain/errors';
-import { formatError, HTTP_STATUS_OF, INTERNAL_MESSAGE, withoutSuggestions } from '../../src/graphql/error-mapping';
+import { DomainError, ERROR_CODES, INTERNAL_MESSAGE } from '../../src/domain/errors';
+import { formatError, withoutSuggestions } from '../../src/graphql/error-mapping';
+import { HTTP_STATUS_OF } from '../../src/server/http-errors';
 
 describe('error mapping', () => {
   it('has an HTTP status for every domain code', () => {

@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import { INTERNAL_MESSAGE, isDomainError, type ErrorCode } from '../domain/errors';
+import type { Logger } from '../logger';
+
+/**
+ * The HTTP status of every error code: what REST answers with, and GraphQL over HTTP for a
+ * refused token. Adding a code to domain/errors.ts without a row here does not compile.
+ */
+export const HTTP_STATUS_OF: Readonly<Record<ErrorCode, number>> = {
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  BAD_USER_INPUT: 400,
+  CONFLICT: 409,
+  SESSION_BUSY: 409,
+  IDEMPOTENCY_KEY_REUSED: 422,
+  TOOL_RESULTS_MISMATCH: 400,
+  LLM_FAILED: 502,
+  LLM_TIMEOUT: 504,
+  CANCELLED: 409,
+  SERVICE_UNAVAILABLE: 503,
+  EVENTS_PRUNED: 410,
+  TOO_MANY_SUBSCRIPTIONS: 429,
+  RESPONSE_TOO_LARGE: 400,
+  RATE_LIMITED: 429,
+};
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/**
+ * Gives every HTTP request an id (the caller's `x-request-id` when it is a plain token, else
+ * a new one), answered in `x-request-id` and logged with any error the request meets.
+ */
+export const assignRequestId: RequestHandler = (req: Request, res: Response, next) => {
+  const given = req.headers['x-request-id'];
+  const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  res.locals.requestId = requestId;
+  res.setHeader('x-request-id', requestId);
+  next();
+};
+
+export const requestIdOf = (res: Response): string => String(res.locals.requestId);
+
+/** Error details REST clients receive beside errorCode (RATE_LIMITED's also becomes Retry-After). */
+const REST_DETAILS = new Set(['sessionId', 'turnId', 'field', 'retryAfterSeconds']);
+
+export interface RestError {
+  readonly status: number;
+  readonly body: { readonly errorCode: string; readonly errorMessage: string } & Readonly<Record<string, unknown>>;
+  /** False for an error nobody meant to show: it is masked, and logged with the request id. */
+  readonly expected: boolean;
+}
+
+/** The REST presenter: `{ errorCode, errorMessage }` and the status of the code; anything unexpected is masked. */
+export function presentRestError(error: unknown): RestError {
+  // Express rejects a body it cannot read with these `type`s (body-parser).
+  const parserType = (error as { type?: unknown } | null)?.type;
+  if (parserType === 'entity.parse.failed') return shown(400, 'BAD_USER_INPUT', 'the request body is not valid JSON');
+  if (parserType === 'entity.too.large') return shown(413, 'BAD_USER_INPUT', 'the request body is too large');
+  if (isDomainError(error)) {
+    const extra = Object.fromEntries(Object.entries(error.details).filter(([k]) => REST_DETAILS.has(k)));
+    return { status: HTTP_STATUS_OF[error.code], body: { errorCode: error.code, errorMessage: error.message, ...extra }, expected: true };
+  }
+  return { status: 500, body: { errorCode: 'INTERNAL_SERVER_ERROR', errorMessage: INTERNAL_MESSAGE }, expected: false };
+}
+
+const shown = (status: number, code: ErrorCode, message: string): RestError => ({
+  status,
+  body: { errorCode: code, errorMessage: message },
+  expected: true,
+});
+
+/** The error middleware of every REST route: presents the error, and logs an unexpected one with the request id. */
+export function restErrorHandler(logger: Logger, where: string): ErrorRequestHandler {
+  return (error: unknown, _req, res, next) => {
+    if (res.headersSent) {
+      next(error);
+      return;
+    }
+    const { status, body, expected } = presentRestError(error);
+    if (!expected) logger.error({ err: error, requestId: requestIdOf(res) }, `unexpected error in ${where}`);
+    if (typeof body.retryAfterSeconds === 'number') res.set('Retry-After', String(body.retryAfterSeconds));
+    res.status(status).json(body);
+  };
+}
