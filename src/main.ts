@@ -19,7 +19,7 @@ import { InProcessEventBus } from './events/in-process-event-bus.adapter';
 import { RedisEventBus } from './events/redis-event-bus.adapter';
 import { TurnEventRepository } from './events/turn-event.repository';
 import { TurnEventSequencer } from './events/turn-event-sequencer';
-import type { TurnOutputSink } from './events/turn-output';
+import type { TurnOutputSink } from './events/turn-output.port';
 import { createProtection } from './graphql/protection';
 import { IdempotencyKeys } from './idempotency/idempotency-keys';
 import { SubscriptionExecutor } from './graphql/live/subscription-executor';
@@ -49,6 +49,8 @@ export interface Gateway {
   readonly db: GatewayDatabase;
   /** The session store's modules (tests, benchmarks and the seed write through its lifecycle). */
   readonly sessions: SessionStore;
+  /** Retrieval as the orchestrator uses it (tests check what an ingest made searchable). */
+  readonly retriever: Retriever;
   readonly server: Server;
   /** Where the orchestrator writes streamed answer text (turnOutput subscribers read it). */
   readonly output: TurnOutputSink;
@@ -143,7 +145,6 @@ export async function createGateway(
     contexts,
     provenance: new TurnProvenance(db),
     usage: new UsageReport(db, now),
-    retriever,
     live: { statuses, history, output: bus },
     execute: handler,
   };
@@ -181,6 +182,7 @@ export async function createGateway(
     services,
     db,
     sessions: store,
+    retriever,
     server,
     listen: () =>
       new Promise((resolve, reject) => {

@@ -9,7 +9,7 @@ export interface BlobObject {
 
 /**
  * Port: where full payloads live (DD-005): instructions, answers, raw provider payloads and
- * active-file versions. Adapters: S3 and the local filesystem. Keys come from blob-keys.ts.
+ * active-file versions. Adapters: S3 and the local filesystem. Keys come from domain/blob-keys.ts.
  */
 export interface BlobStore {
   put(key: string, body: string | Buffer, contentType: string): Promise<void>;

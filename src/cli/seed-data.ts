@@ -1,4 +1,4 @@
-import type { ContextDirectory } from '../contexts/context-directory';
+import type { ContextCatalog } from '../contexts/context-directory.port';
 import type { Caller } from '../domain/caller';
 import { DEFAULT_MODEL_PRICING, priceOf } from '../domain/pricing';
 import { seededRandom } from '../domain/seeded-random';
@@ -49,7 +49,7 @@ export interface SeedClock {
 export async function seedDemoData(
   services: {
     sessions: Pick<TurnStore, 'createSession' | 'addTurn' | 'completeTurn' | 'failTurn' | 'cancelTurn'>;
-    contexts: ContextDirectory;
+    contexts: ContextCatalog;
     clock?: SeedClock;
   },
   options: SeedOptions,

@@ -13,12 +13,13 @@ import {
 import { forbidden, notFound } from '../domain/errors';
 import type { Database } from '../persistence/database';
 import type { AgentContextRow, ContextEntities, ConversationContextRow } from './context.entities';
+import type { ContextCatalog } from './context-directory.port';
 
 /**
  * The agent and conversation contexts of each org (DD-007: session persistence keeps only
  * their ids; names are resolved here). Every read is scoped to one org.
  */
-export class ContextDirectory {
+export class ContextDirectory implements ContextCatalog {
   constructor(
     private readonly db: Database<ContextEntities>,
     private readonly now: () => Date = () => new Date(),

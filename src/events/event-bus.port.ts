@@ -1,5 +1,5 @@
 import type { TurnEventSink, TurnStatusEvent } from './turn-events';
-import type { TurnOutputDelta, TurnOutputSink, TurnRef } from './turn-output';
+import type { TurnOutputDelta, TurnOutputSink, TurnRef } from './turn-output.port';
 
 /**
  * Carries committed status events and streamed answer text between gateway instances, and

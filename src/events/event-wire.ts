@@ -1,6 +1,6 @@
 import { isTurnStatus, type TurnStatus } from '../domain/turn-status';
 import type { TurnStatusEvent } from './turn-events';
-import type { TurnOutputDelta } from './turn-output';
+import type { TurnOutputDelta } from './turn-output.port';
 
 /**
  * JSON wire formats of the Redis bus. Messages come from other processes, so they are

@@ -2,7 +2,7 @@ import type { Logger } from '../logger';
 import type { EventBus } from './event-bus.port';
 import { OutputBuffer } from './output-buffer';
 import type { TurnStatusEvent } from './turn-events';
-import type { TurnOutputDelta, TurnRef } from './turn-output';
+import type { TurnOutputDelta, TurnRef } from './turn-output.port';
 
 /**
  * The embedded bus: one instance, no Redis. Delivery is synchronous and in publish order;

@@ -1,4 +1,4 @@
-import type { TurnOutputDelta } from './turn-output';
+import type { TurnOutputDelta } from './turn-output.port';
 
 interface Entry {
   readonly deltas: TurnOutputDelta[];

@@ -7,7 +7,7 @@ import { reconnectWhenSilent, redisRetryStrategy } from './redis-connection';
 import { decodeOutputDelta, decodeStatusEvent, encodeOutputDelta, encodeStatusEvent } from './event-wire';
 import { DEFAULT_OUTPUT_LIMITS, type OutputBufferLimits } from './output-buffer';
 import type { TurnStatusEvent } from './turn-events';
-import type { TurnOutputDelta, TurnRef } from './turn-output';
+import type { TurnOutputDelta, TurnRef } from './turn-output.port';
 
 export interface RedisEventBusOptions {
   readonly url: string;

@@ -1,7 +1,6 @@
-import type { ContextDirectory } from '../contexts/context-directory';
+import type { ContextCatalog } from '../contexts/context-directory.port';
 import type { LiveFeeds } from '../events/live-feeds';
 import type { RequestHandler } from '../orchestrator/request-handler';
-import type { Retriever } from '../retrieval/retrieval.port';
 import type { SessionBatchReader, SessionCommands, SessionReader } from '../sessions/session-store.port';
 import type { TurnProvenance } from '../sessions/turn-provenance';
 import type { UsageReport } from '../sessions/usage-report';
@@ -18,13 +17,11 @@ export interface Services {
   readonly sessionBatches: SessionBatchReader;
   /** updateAgentSession, deleteAgentSession. */
   readonly sessionCommands: SessionCommands;
-  readonly contexts: ContextDirectory;
+  readonly contexts: ContextCatalog;
   /** Which turns used a chunk or a file version. */
   readonly provenance: TurnProvenance;
   /** Turns and cost per day (the dashboard's usage chart). */
   readonly usage: UsageReport;
-  /** The vector store behind the agent contexts' collections (for the orchestrator). */
-  readonly retriever: Retriever;
   readonly live: LiveFeeds;
   /** Every execute entry point goes through this one handler (DD-001). */
   readonly execute: RequestHandler;

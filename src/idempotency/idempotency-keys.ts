@@ -2,23 +2,10 @@ import { DomainError } from '../domain/errors';
 import type { Database } from '../persistence/database';
 import { isDuplicateKey } from '../persistence/db-errors';
 import type { IdempotencyEntities, IdempotencyRow } from './idempotency.entities';
-
-/** Keys belong to one caller: the same key from another user or org is another key. */
-export interface IdempotencyScope {
-  readonly orgId: string;
-  readonly userId: string;
-}
-
-export type IdempotencyClaim =
-  /** This call owns the key and must run, then finish or release it. */
-  | { readonly kind: 'claimed' }
-  /** A first call with the same input finished; its outcome is to be returned as is. */
-  | { readonly kind: 'done'; readonly outcome: string }
-  /** A first call with the same input is still running. */
-  | { readonly kind: 'running' };
+import type { IdempotencyClaim, IdempotencyKeyStore, IdempotencyScope } from './idempotency.port';
 
 /** The idempotency_keys table: claim a key for an input fingerprint, record the outcome. */
-export class IdempotencyKeys {
+export class IdempotencyKeys implements IdempotencyKeyStore {
   constructor(
     private readonly db: Database<IdempotencyEntities>,
     private readonly now: () => Date = () => new Date(),

@@ -1,8 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Caller } from '../domain/caller';
 import { conflict, DomainError, ERROR_CODES, isDomainError, type ErrorCode, type ErrorDetails } from '../domain/errors';
-import type { Logger } from '../logger';
-import type { IdempotencyKeys, IdempotencyScope } from '../idempotency/idempotency-keys';
+import type { Logger } from '../logger.port';
+import type { IdempotencyKeyStore, IdempotencyScope } from '../idempotency/idempotency.port';
 
 export interface IdempotencyOptions {
   /** How long a retry waits for a first call that is still running before CONFLICT. */
@@ -31,7 +31,7 @@ export class IdempotentCalls {
   private readonly local = new Map<string, Promise<unknown>>();
 
   constructor(
-    private readonly keys: IdempotencyKeys,
+    private readonly keys: IdempotencyKeyStore,
     private readonly options: IdempotencyOptions,
     private readonly logger: Logger,
     private readonly now: () => Date = () => new Date(),

@@ -1,6 +1,6 @@
 import type { Caller } from '../domain/caller';
 import type { TurnRecord } from '../domain/turn';
-import type { Logger } from '../logger';
+import type { Logger } from '../logger.port';
 import type { TurnLeases } from '../sessions/session-store.port';
 
 /** Why a running provider call was stopped. */
@@ -86,7 +86,7 @@ export class InFlightTurns {
 
   constructor(
     private readonly deps: {
-      readonly leases: TurnLeases;
+      readonly leases: Pick<TurnLeases, 'renewLeases'>;
       readonly owner: string;
       readonly leaseMs: number;
       readonly logger: Logger;

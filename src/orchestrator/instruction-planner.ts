@@ -1,20 +1,20 @@
+import { randomUUID } from 'node:crypto';
 import type { BlobStore } from '../blobs/blob-store.port';
+import type { ContextLookup } from '../contexts/context-directory.port';
 import { fileHistoryOf, planActiveFiles, type ActiveFilesPlan } from '../domain/active-files';
 import { chainExpiryOf, decideChain } from '../domain/chain';
 import { chunksOfChain, newSnippets } from '../domain/chunk-delta';
 import type { AgentContextRecord, ConversationContextRecord } from '../domain/contexts';
-import { badInput, DomainError, notFound } from '../domain/errors';
-import type { SessionRecord } from '../domain/session';
+import { badInput, DomainError, isDomainError, notFound } from '../domain/errors';
+import type { NewSession, SessionRecord } from '../domain/session';
 import type { TurnRecord } from '../domain/turn';
-import type { ExecuteConfig } from '../config';
-import type { ContextDirectory } from '../contexts/context-directory';
 import type { LanguageModel, LlmRequest } from '../llm/llm.port';
-import type { Logger } from '../logger';
-import { isRetrievalError } from '../retrieval/retrieval-error';
+import type { Logger } from '../logger.port';
 import type { RetrievedChunk, Retriever } from '../retrieval/retrieval.port';
 import type { TurnStore } from '../sessions/session-store.port';
-import { preloadMessages, userMessage, type FileToSend, type HistoryExchange } from './packaging';
+import { llmRequestOf, preloadMessages, userMessage, type FileToSend, type HistoryExchange } from './packaging';
 import type { InstructionRequest } from './request';
+import type { PipelineSettings } from './settings';
 import { SessionFiles, TURN_BLOBS, TurnBlobs } from './turn-blobs';
 
 /** How many recent turns the chain and file rules look at. */
@@ -24,21 +24,23 @@ const PRELOAD_MAX_TURNS = 20;
 const PRELOAD_MAX_CHARS = 200_000;
 
 export interface PlannerDeps {
-  readonly sessions: TurnStore;
-  readonly contexts: ContextDirectory;
+  readonly sessions: Pick<TurnStore, 'getSession' | 'recentTurns'>;
+  readonly contexts: ContextLookup;
   readonly retriever: Retriever;
   readonly blobs: BlobStore;
   readonly llm: LanguageModel;
-  readonly config: ExecuteConfig;
+  readonly config: PipelineSettings;
   /** Snippets one retrieval asks for (RETRIEVAL_TOP_K). */
   readonly retrievalLimit: number;
   readonly logger: Logger;
   readonly now: () => Date;
 }
 
-/** Everything decided before the turn is added: the new turn's fields and the provider call. */
+/** Everything decided before anything is written: the session, the new turn's fields and the provider call. */
 export interface PlannedInstruction {
-  readonly session: SessionRecord;
+  /** The session the turn joins: the request's own, or a new one the orchestrator creates (with this id). */
+  readonly sessionId: string;
+  readonly newSession: NewSession | null;
   readonly mode: string;
   readonly model: string;
   /** The provider conversation this turn joins; null when it starts one (the turn's own id). */
@@ -64,10 +66,17 @@ interface SessionState {
   readonly history: readonly TurnRecord[];
 }
 
+/** Where the turn's blobs go: the caller's org, the session's id (chosen before a new session exists). */
+interface BlobScope {
+  readonly orgId: string;
+  readonly sessionId: string;
+}
+
 /**
  * The orchestrator's steps before a turn exists (DD-001 / spec 001): resolve contexts and
  * session, decide the provider chain, analyse active files, retrieve, and package the call.
- * Everything that can refuse the request refuses before the session is created.
+ * It decides and reads; it writes nothing. Everything that can refuse the request refuses
+ * here, before the orchestrator stores anything.
  */
 export class InstructionPlanner {
   constructor(private readonly deps: PlannerDeps) {}
@@ -81,14 +90,15 @@ export class InstructionPlanner {
     const fileHistory = fileHistoryOf(history, links);
     const files = planActiveFiles(req.activeFiles, fileHistory);
     const { retrieved, warning: retrievalWarning } = await this.retrieve(req, contexts, existing?.session ?? null);
-    const session = existing?.session ?? (await this.createSession(req, contexts));
+    const scope: BlobScope = { orgId: req.caller.orgId, sessionId: existing?.session.id ?? randomUUID() };
     const snippets = newSnippets(retrieved, chunksOfChain(links));
-    const preload = chain.kind === 'new' ? await this.preload(session, history) : { exchanges: [], warning: null };
-    const filesToSend = await this.contentsToSend(session, files);
+    const preload = chain.kind === 'new' ? await this.preload(scope, history) : { exchanges: [], warning: null };
+    const filesToSend = await this.contentsToSend(scope, files);
     const requested = contexts.conversation?.model || contexts.agent.defaultModel || this.deps.config.defaultModel;
     const warnings = [chain.kind === 'new' ? chain.warning : null, ...files.warnings, retrievalWarning, preload.warning];
     return {
-      session,
+      sessionId: scope.sessionId,
+      newSession: existing ? null : newSessionOf(req, contexts, scope.sessionId),
       mode: req.mode,
       model: this.deps.llm.modelFor(requested),
       conversationId: chain.kind === 'continue' ? (chain.conversationId ?? chain.links[0]?.id ?? null) : null,
@@ -102,10 +112,8 @@ export class InstructionPlanner {
       snippets,
       chunkRefs: retrieved.map((c) => c.ref),
       warnings: warnings.filter((w): w is string => w !== null),
-      request: {
+      request: llmRequestOf(contexts.conversation, {
         model: requested,
-        instructions: contexts.conversation?.systemPrompt ?? null,
-        temperature: contexts.conversation?.temperature ?? null,
         previousResponseId: chain.kind === 'continue' ? chain.previousResponseId : null,
         input: [
           ...preloadMessages(preload.exchanges),
@@ -117,8 +125,7 @@ export class InstructionPlanner {
             snippets,
           }),
         ],
-        tools: contexts.conversation?.tools ?? [],
-      },
+      }),
       chainExpiry: (receivedAt) => chainExpiryOf(chain, receivedAt, this.deps.config.chainTtlSeconds),
     };
   }
@@ -150,18 +157,6 @@ export class InstructionPlanner {
     return { session, history: await this.deps.sessions.recentTurns(req.caller, session, HISTORY_WINDOW) };
   }
 
-  private createSession(req: InstructionRequest, contexts: Contexts): Promise<SessionRecord> {
-    const firstLine = req.instruction.trim().split('\n')[0]?.trim() ?? '';
-    return this.deps.sessions.createSession(req.caller, {
-      name: req.sessionName?.trim() || (firstLine.length > 80 ? `${firstLine.slice(0, 79)}…` : firstLine) || 'Untitled session',
-      agentContextId: contexts.agent.id,
-      conversationContextId: contexts.conversation?.id ?? null,
-      workspaceId: req.workspaceId,
-      repo: req.repo,
-      defaultLanguage: req.language,
-    });
-  }
-
   /** Spec 001 section 3.2: retrieval runs on every turn; a failing vector store costs snippets, not the turn. */
   private async retrieve(
     req: InstructionRequest,
@@ -180,8 +175,8 @@ export class InstructionPlanner {
       });
       return { retrieved, warning: null };
     } catch (e) {
-      // Retrieval errors carry a message meant for users (and are logged where they happen).
-      if (isRetrievalError(e)) {
+      // A domain error's message is meant for users (retrieval logs what it hides where it happens).
+      if (isDomainError(e)) {
         return { retrieved: [], warning: `Repository search was unavailable (${e.message}), so this answer uses no retrieved snippets.` };
       }
       this.deps.logger.warn({ err: e, collection: contexts.agent.vectorCollection }, 'retrieval failed; continuing without snippets');
@@ -190,10 +185,10 @@ export class InstructionPlanner {
   }
 
   /** Spec 001 section 11.3: a new chain carries the earlier exchanges from our own storage. */
-  private async preload(session: SessionRecord, history: readonly TurnRecord[]): Promise<{ exchanges: HistoryExchange[]; warning: string | null }> {
+  private async preload(scope: BlobScope, history: readonly TurnRecord[]): Promise<{ exchanges: HistoryExchange[]; warning: string | null }> {
     const completed = history.filter((t) => t.status === 'COMPLETED');
     const recent = completed.slice(-PRELOAD_MAX_TURNS);
-    const texts = await Promise.all(recent.map((t) => this.exchangeOf(session, t)));
+    const texts = await Promise.all(recent.map((t) => this.exchangeOf(scope, t)));
     const kept: HistoryExchange[] = [];
     let budget = PRELOAD_MAX_CHARS;
     for (const exchange of texts.reverse()) {
@@ -207,15 +202,15 @@ export class InstructionPlanner {
     return { exchanges: kept, warning };
   }
 
-  private async exchangeOf(session: SessionRecord, turn: TurnRecord): Promise<HistoryExchange> {
-    const blobs = new TurnBlobs(this.deps.blobs, session.ownerOrganization.id, session.id, turn.id);
+  private async exchangeOf(scope: BlobScope, turn: TurnRecord): Promise<HistoryExchange> {
+    const blobs = new TurnBlobs(this.deps.blobs, scope.orgId, scope.sessionId, turn.id);
     const [instruction, answer] = await Promise.all([blobs.getText(TURN_BLOBS.instruction), blobs.getText(TURN_BLOBS.answer)]);
     return { instruction: instruction ?? turn.instructionSummary, answer: answer ?? turn.agentAnswerSummary ?? '' };
   }
 
   /** Inline files carry their content; files a new chain must re-send come from the session's store. */
-  private async contentsToSend(session: SessionRecord, plan: ActiveFilesPlan): Promise<FileToSend[]> {
-    const store = new SessionFiles(this.deps.blobs, session.ownerOrganization.id, session.id);
+  private async contentsToSend(scope: BlobScope, plan: ActiveFilesPlan): Promise<FileToSend[]> {
+    const store = new SessionFiles(this.deps.blobs, scope.orgId, scope.sessionId);
     return Promise.all(
       plan.files
         .filter((f) => f.delivery !== 'none')
@@ -232,3 +227,16 @@ export class InstructionPlanner {
   }
 }
 
+/** A new session named by the request, or by the instruction's first line. */
+function newSessionOf(req: InstructionRequest, contexts: Contexts, id: string): NewSession {
+  const firstLine = req.instruction.trim().split('\n')[0]?.trim() ?? '';
+  return {
+    id,
+    name: req.sessionName?.trim() || (firstLine.length > 80 ? `${firstLine.slice(0, 79)}…` : firstLine) || 'Untitled session',
+    agentContextId: contexts.agent.id,
+    conversationContextId: contexts.conversation?.id ?? null,
+    workspaceId: req.workspaceId,
+    repo: req.repo,
+    defaultLanguage: req.language,
+  };
+}

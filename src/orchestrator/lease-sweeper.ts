@@ -1,13 +1,13 @@
-import type { TurnOutputSink } from '../events/turn-output';
-import type { Logger } from '../logger';
-import type { IdempotencyKeys } from '../idempotency/idempotency-keys';
+import type { TurnOutputSink } from '../events/turn-output.port';
+import type { IdempotencyKeyStore } from '../idempotency/idempotency.port';
+import type { Logger } from '../logger.port';
 import type { TurnLeases, TurnStore } from '../sessions/session-store.port';
 
 const BATCH = 50;
 
 /**
  * Nothing lost on faults: any live instance periodically fails PENDING turns whose lease ran
- * out, through the manager (so the FAILED event is recorded and published): turns whose
+ * out, through the turn store (so the FAILED event is recorded and published): turns whose
  * gateway died ("interrupted") and continuations whose client never sent tool results.
  * It also forgets idempotency keys past their retention.
  */
@@ -17,9 +17,9 @@ export class LeaseSweeper {
 
   constructor(
     private readonly deps: {
-      readonly sessions: TurnStore;
-      readonly leases: TurnLeases;
-      readonly idempotencyKeys: IdempotencyKeys;
+      readonly sessions: Pick<TurnStore, 'failExpiredTurn'>;
+      readonly leases: Pick<TurnLeases, 'expiredTurns'>;
+      readonly idempotencyKeys: Pick<IdempotencyKeyStore, 'purgeExpired'>;
       readonly output: TurnOutputSink;
       readonly toolResultTimeoutSeconds: number;
       readonly logger: Logger;

@@ -3,22 +3,23 @@ import type { Caller } from '../domain/caller';
 import { conflict, forbidden, notFound } from '../domain/errors';
 import { matchToolResults, toolOutputText } from '../domain/tool-results';
 import type { TurnRecord } from '../domain/turn';
-import { isTerminal } from '../domain/turn-status';
-import { canCancelTurn } from '../domain/visibility';
-import type { TurnOutputSink } from '../events/turn-output';
-import type { IdempotencyKeys } from '../idempotency/idempotency-keys';
-import type { TurnLeases } from '../sessions/session-store.port';
+import type { TurnOutputSink } from '../events/turn-output.port';
+import type { IdempotencyKeyStore } from '../idempotency/idempotency.port';
+import type { TurnLeases, TurnStore } from '../sessions/session-store.port';
 import { InFlightTurns } from './in-flight';
 import { InstructionPlanner, type PlannedInstruction, type PlannerDeps } from './instruction-planner';
 import { LeaseSweeper } from './lease-sweeper';
+import { llmRequestOf } from './packaging';
 import type { InstructionRequest, OrchestratorRequest, RerunRequest, StartedTurn, ToolResultsRequest } from './request';
 import { SessionFiles, TURN_BLOBS, TurnBlobs } from './turn-blobs';
 import { TurnRunner } from './turn-runner';
 
+/** Everything the turn pipeline works with: ports only, picked by the composition root. */
 export interface OrchestratorDeps extends PlannerDeps {
+  readonly sessions: TurnStore;
   readonly leases: TurnLeases;
   readonly output: TurnOutputSink;
-  readonly idempotencyKeys: IdempotencyKeys;
+  readonly idempotencyKeys: IdempotencyKeyStore;
   /** This gateway instance, as lease owner. */
   readonly instanceId: string;
 }
@@ -57,40 +58,37 @@ export class Orchestrator {
     });
   }
 
-  /** Resolves once the turn is PENDING; `outcome` settles when the round ends. */
-  async start(request: OrchestratorRequest): Promise<StartedTurn> {
-    const started = await this.dispatch(request);
+  /**
+   * Resolves once the turn is PENDING; `outcome` settles when the round ends. `requestId`
+   * is the request that started it, for the logs of a round that ends unexpectedly.
+   */
+  async start(request: OrchestratorRequest, requestId: string | null = null): Promise<StartedTurn> {
+    const started = await this.dispatch(request, requestId);
     // A caller that returns early (executeAsync) does not await the outcome; it must not go unhandled.
     started.outcome.catch(() => undefined);
     return started;
   }
 
-  private dispatch(request: OrchestratorRequest): Promise<StartedTurn> {
+  private dispatch(request: OrchestratorRequest, requestId: string | null): Promise<StartedTurn> {
     switch (request.kind) {
       case 'instruction':
-        return this.startInstruction(request);
+        return this.startInstruction(request, requestId);
       case 'tool_results':
-        return this.continueWithToolResults(request);
+        return this.continueWithToolResults(request, requestId);
       case 'rerun':
-        return this.rerun(request);
+        return this.rerun(request, requestId);
     }
   }
 
   /**
-   * Stops a PENDING turn. Running here: the runner aborts the provider call, keeps the
-   * partial answer and cancels. Otherwise (paused for tools, running elsewhere, or dead) the
-   * manager cancels it, and the instance running it notices at its next lease renewal.
+   * Stops a PENDING turn (the store's cancel rule decides who may). Running here: the runner
+   * aborts the provider call, keeps the partial answer and cancels. Otherwise (paused for
+   * tools, running elsewhere, or dead) the store cancels it, and the instance running it
+   * notices at its next lease renewal.
    */
   async cancel(caller: Caller, sessionId: string, turnId: string): Promise<TurnRecord> {
-    const [turn, session] = await Promise.all([
-      this.deps.sessions.getTurn(caller, sessionId, turnId),
-      this.deps.sessions.getSession(caller, sessionId),
-    ]);
-    if (!turn || !session) throw notFound('turn');
-    const facts = { orgId: session.ownerOrganization.id, ownerUserId: session.ownerUser.id };
-    if (!canCancelTurn(caller, facts, turn)) throw forbidden('only the turn author, the session owner or an admin may cancel a turn');
+    const turn = await this.deps.sessions.turnToCancel(caller, sessionId, turnId);
     if (turn.status === 'CANCELLED') return turn;
-    if (isTerminal(turn.status)) throw conflict(`turn is already ${turn.status.toLowerCase()}; it cannot be cancelled`);
     const running = this.inFlight.find(caller.orgId, sessionId, turnId);
     if (running) return running.requestCancel(caller);
     return this.deps.sessions.cancelTurn(caller, sessionId, turnId, { reason: `Cancelled by ${caller.userName}.` });
@@ -126,13 +124,18 @@ export class Orchestrator {
     await this.deps.leases.releaseLeases(this.deps.instanceId);
   }
 
-  private async startInstruction(req: InstructionRequest): Promise<StartedTurn> {
+  /**
+   * The planner decides (and refuses) first; only then is anything written: the inputs, a new
+   * session if the request has none, and the PENDING turn.
+   */
+  private async startInstruction(req: InstructionRequest, requestId: string | null): Promise<StartedTurn> {
     const plan = await this.planner.plan(req);
     const turnId = randomUUID();
     const instructionUrl = await this.storeInputs(req, plan, turnId);
+    if (plan.newSession) await this.deps.sessions.createSession(req.caller, plan.newSession);
     const turn = await this.deps.sessions.addTurn(
       req.caller,
-      plan.session.id,
+      plan.sessionId,
       {
         id: turnId,
         instructionSummary: req.instruction,
@@ -149,6 +152,7 @@ export class Orchestrator {
     );
     const outcome = this.runner.run({
       caller: req.caller,
+      requestId,
       sessionId: turn.sessionId,
       turnId,
       mode: plan.mode,
@@ -165,16 +169,16 @@ export class Orchestrator {
   /** DD-002A: the full instruction (and every file version sent) is in the blob store before the turn exists. */
   private async storeInputs(req: InstructionRequest, plan: PlannedInstruction, turnId: string): Promise<string> {
     const orgId = req.caller.orgId;
-    const files = new SessionFiles(this.deps.blobs, orgId, plan.session.id);
+    const files = new SessionFiles(this.deps.blobs, orgId, plan.sessionId);
     const [url] = await Promise.all([
-      new TurnBlobs(this.deps.blobs, orgId, plan.session.id, turnId).put(TURN_BLOBS.instruction, req.instruction),
+      new TurnBlobs(this.deps.blobs, orgId, plan.sessionId, turnId).put(TURN_BLOBS.instruction, req.instruction),
       ...plan.newFileVersions.map((f) => files.put(f.contentHash, f.content)),
     ]);
     return url;
   }
 
   /** AGN-033 follow-on: the same turn continues with function_call_output items on its last response. */
-  private async continueWithToolResults(req: ToolResultsRequest): Promise<StartedTurn> {
+  private async continueWithToolResults(req: ToolResultsRequest, requestId: string | null): Promise<StartedTurn> {
     const { sessions, contexts } = this.deps;
     const turn = await sessions.getTurn(req.caller, req.sessionId, req.turnId);
     if (!turn) throw notFound('turn');
@@ -198,18 +202,16 @@ export class Orchestrator {
     const ttlMs = this.deps.config.chainTtlSeconds * 1000;
     const outcome = this.runner.run({
       caller: req.caller,
+      requestId,
       sessionId: req.sessionId,
       turnId: req.turnId,
       mode: turn.mode,
       model,
-      request: {
+      request: llmRequestOf(conversation ?? null, {
         model,
-        instructions: conversation?.systemPrompt ?? null,
-        temperature: conversation?.temperature ?? null,
         previousResponseId: turn.openAIResponseId,
         input: results.map((r) => ({ type: 'function_call_output', callId: r.toolCallId, output: toolOutputText(r) })),
-        tools: conversation?.tools ?? [],
-      },
+      }),
       continued: true,
       firstDeltaIndex,
       priorUsage: turn.usage,
@@ -219,7 +221,7 @@ export class Orchestrator {
   }
 
   /** DD-006: a NEW turn with the old (or a new) instruction, fresh retrieval and file analysis. */
-  private async rerun(req: RerunRequest): Promise<StartedTurn> {
+  private async rerun(req: RerunRequest, requestId: string | null): Promise<StartedTurn> {
     const [old, session] = await Promise.all([
       this.deps.sessions.getTurn(req.caller, req.sessionId, req.turnId),
       this.deps.sessions.getSession(req.caller, req.sessionId),
@@ -228,19 +230,22 @@ export class Orchestrator {
     const stored = req.instruction
       ? null
       : await new TurnBlobs(this.deps.blobs, req.caller.orgId, req.sessionId, req.turnId).getText(TURN_BLOBS.instruction);
-    return this.startInstruction({
-      kind: 'instruction',
-      caller: req.caller,
-      sessionId: session.id,
-      agentContextId: session.agentContextId,
-      conversationContextId: session.conversationContextId,
-      instruction: req.instruction ?? stored ?? old.instructionSummary,
-      mode: old.mode,
-      workspaceId: session.workspaceId,
-      repo: session.repo,
-      language: session.defaultLanguage,
-      sessionName: null,
-      activeFiles: old.activeFileRefs.map((f) => ({ path: f.path, content: null, contentHash: f.contentHash, isTouched: f.isTouched })),
-    });
+    return this.startInstruction(
+      {
+        kind: 'instruction',
+        caller: req.caller,
+        sessionId: session.id,
+        agentContextId: session.agentContextId,
+        conversationContextId: session.conversationContextId,
+        instruction: req.instruction ?? stored ?? old.instructionSummary,
+        mode: old.mode,
+        workspaceId: session.workspaceId,
+        repo: session.repo,
+        language: session.defaultLanguage,
+        sessionName: null,
+        activeFiles: old.activeFileRefs.map((f) => ({ path: f.path, content: null, contentHash: f.contentHash, isTouched: f.isTouched })),
+      },
+      requestId,
+    );
   }
 }

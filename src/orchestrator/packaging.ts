@@ -1,5 +1,6 @@
+import type { ConversationContextRecord } from '../domain/contexts';
 import type { ActiveFileRef } from '../domain/turn';
-import type { LlmMessage } from '../llm/llm.port';
+import type { LlmInputItem, LlmMessage, LlmRequest } from '../llm/llm.port';
 import type { RetrievedChunk } from '../retrieval/retrieval.port';
 
 /** An active file whose content goes to the model on this turn. */
@@ -33,6 +34,25 @@ export function userMessage(parts: UserMessageParts): LlmMessage {
   if (parts.snippets.length > 0) sections.push(snippetsSection(parts.snippets));
   sections.push(`## Instruction\n\n${parts.instruction}`);
   return { type: 'message', role: 'user', text: sections.join('\n\n') };
+}
+
+/**
+ * One provider call in a conversation context: its system prompt (sent on every call, it
+ * does not chain), temperature and client tools around `input`. A new turn and a tool
+ * continuation are packaged alike.
+ */
+export function llmRequestOf(
+  conversation: ConversationContextRecord | null,
+  call: { readonly model: string; readonly previousResponseId: string | null; readonly input: readonly LlmInputItem[] },
+): LlmRequest {
+  return {
+    model: call.model,
+    instructions: conversation?.systemPrompt ?? null,
+    temperature: conversation?.temperature ?? null,
+    previousResponseId: call.previousResponseId,
+    input: call.input,
+    tools: conversation?.tools ?? [],
+  };
 }
 
 /** Earlier exchanges as alternating messages, oldest first. */

@@ -7,7 +7,7 @@ import type { ToolResultSubmission } from '../domain/tool-results';
 import type { TurnRecord } from '../domain/turn';
 import { LIMITS, optionalText, requireText } from '../domain/validation';
 import type { ExecuteBudget } from '../budgets/execute-budget.port';
-import type { Logger } from '../logger';
+import type { Logger } from '../logger.port';
 import type { IdempotentCalls } from './idempotent-calls';
 import type { Orchestrator } from './orchestrator';
 import type { OrchestratorRequest, StartedTurn } from './request';
@@ -80,24 +80,28 @@ export class RequestHandler {
     },
   ) {}
 
-  /** Waits for the turn's outcome: a final answer or a tool continuation (AGN-033). */
-  execute(caller: Caller, input: ExecuteInputFields): Promise<ExecuteResponse> {
+  /**
+   * Waits for the turn's outcome: a final answer or a tool continuation (AGN-033).
+   * `requestId` (every entry point has one) goes into the logs of whatever fails unexpectedly.
+   */
+  execute(caller: Caller, input: ExecuteInputFields, requestId: string | null = null): Promise<ExecuteResponse> {
     return guarded(async () => {
       const request = toOrchestratorRequest(caller, input);
       const key = parseIdempotencyKey(input.idempotencyKey);
-      return this.deps.idempotency.run(caller, key, fingerprintOf('execute', request), async () => (await this.begin(request)).outcome);
+      const fingerprint = fingerprintOf('execute', request);
+      return this.deps.idempotency.run(caller, key, fingerprint, async () => (await this.begin(request, requestId)).outcome);
     });
   }
 
   /** Returns once the turn is PENDING; the pipeline continues in the background. */
-  executeAsync(caller: Caller, input: ExecuteInputFields): Promise<ExecuteAccepted> {
+  executeAsync(caller: Caller, input: ExecuteInputFields, requestId: string | null = null): Promise<ExecuteAccepted> {
     return guarded(async () => {
       const request = toOrchestratorRequest(caller, input);
       const key = parseIdempotencyKey(input.idempotencyKey);
       return this.deps.idempotency.run(caller, key, fingerprintOf('executeAsync', request), async () => {
-        const started = await this.begin(request);
+        const started = await this.begin(request, requestId);
         started.outcome.catch((e: unknown) => {
-          if (!isDomainError(e)) this.deps.logger.error({ err: e, ...started.accepted }, 'background turn failed unexpectedly');
+          if (!isDomainError(e)) this.deps.logger.error({ err: e, requestId, ...started.accepted }, 'background turn failed unexpectedly');
         });
         return started.accepted;
       });
@@ -105,7 +109,7 @@ export class RequestHandler {
   }
 
   /** DD-006. */
-  rerun(caller: Caller, sessionId: string, turnId: string, instruction: string | null): Promise<ExecuteResponse> {
+  rerun(caller: Caller, sessionId: string, turnId: string, instruction: string | null, requestId: string | null = null): Promise<ExecuteResponse> {
     return guarded(async () => {
       const request: OrchestratorRequest = {
         kind: 'rerun',
@@ -114,7 +118,7 @@ export class RequestHandler {
         turnId: requireText('turnId', turnId, LIMITS.id),
         instruction: instruction === null ? null : requireText('instruction', instruction, LIMITS.instruction),
       };
-      return (await this.begin(request)).outcome;
+      return (await this.begin(request, requestId)).outcome;
     });
   }
 
@@ -127,11 +131,11 @@ export class RequestHandler {
    * execute (charged per minute); tool results continue a turn already charged. Either holds
    * an in-flight slot until its provider round ends, however it ends.
    */
-  private async begin(request: OrchestratorRequest): Promise<StartedTurn> {
+  private async begin(request: OrchestratorRequest, requestId: string | null): Promise<StartedTurn> {
     const hold = await this.deps.budget.admit(request.caller, { newExecute: request.kind !== 'tool_results' });
     let started: StartedTurn;
     try {
-      started = await this.deps.orchestrator.start(request);
+      started = await this.deps.orchestrator.start(request, requestId);
     } catch (e) {
       hold.release();
       throw e;

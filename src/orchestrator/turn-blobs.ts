@@ -1,5 +1,5 @@
 import { contentTypeOf, type BlobStore } from '../blobs/blob-store.port';
-import { fileBlobKey, TURN_BLOBS, turnBlobKey, turnBlobUrl, type TurnBlobName } from '../blobs/blob-keys';
+import { fileBlobKey, TURN_BLOBS, turnBlobKey, turnBlobUrl, type TurnBlobName } from '../domain/blob-keys';
 
 /** One provider round as stored in the raw response payload blob. */
 export interface ResponseLogEntry {

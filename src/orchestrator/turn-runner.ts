@@ -6,9 +6,9 @@ import { finalResponse, toolContinuation, type ExecuteResponse } from '../domain
 import { addUsage, priceOf, usageOf, type PricingTable } from '../domain/pricing';
 import type { TurnFailure } from '../domain/turn';
 import type { TurnUsage } from '../domain/usage';
-import type { TurnOutputSink, TurnRef } from '../events/turn-output';
+import type { TurnOutputSink, TurnRef } from '../events/turn-output.port';
 import { LlmError, type LanguageModel, type LlmRequest, type LlmResponse } from '../llm/llm.port';
-import type { Logger } from '../logger';
+import type { Logger } from '../logger.port';
 import type { TurnStore } from '../sessions/session-store.port';
 import type { InFlightTurn, InFlightTurns } from './in-flight';
 import { TURN_BLOBS, TurnBlobs } from './turn-blobs';
@@ -16,6 +16,8 @@ import { TURN_BLOBS, TurnBlobs } from './turn-blobs';
 /** One provider round of a PENDING turn: everything the runner needs, already decided. */
 export interface TurnRun {
   readonly caller: Caller;
+  /** The request that started this round (null when none is known), for its logs. */
+  readonly requestId: string | null;
   readonly sessionId: string;
   readonly turnId: string;
   readonly mode: string;
@@ -167,7 +169,7 @@ export class TurnRunner {
     if (isUnavailable(e, 'blob store')) {
       return this.fail(run, flight, 'SERVICE_UNAVAILABLE', 'the blob store is unavailable, so the turn could not be stored');
     }
-    this.deps.logger.error({ err: e, sessionId: run.sessionId, turnId: run.turnId }, 'turn failed unexpectedly');
+    this.deps.logger.error({ err: e, sessionId: run.sessionId, turnId: run.turnId, requestId: run.requestId }, 'turn failed unexpectedly');
     await this.fail(run, flight, 'LLM_FAILED', 'the gateway failed while running this turn');
     return e;
   }

@@ -20,10 +20,10 @@ export interface RetrievedChunk {
   readonly language: string | null;
 }
 
-/** Port: the orchestrator's only view of retrieval. Adapters: Qdrant, the embedded index. */
+/**
+ * Port: the orchestrator's only view of retrieval. Adapters: Qdrant, the embedded index.
+ * Errors: RetrievalError (a DomainError whose message can be shown to users; `kind` says why).
+ */
 export interface Retriever {
   retrieve(request: RetrievalRequest): Promise<RetrievedChunk[]>;
 }
-
-/** Used until a vector store is configured: retrieval finds nothing, and says so by returning []. */
-export const noRetrieval: Retriever = { retrieve: async () => [] };

@@ -1,7 +1,7 @@
 import { pipeline } from 'node:stream/promises';
 import express, { type Request, type Response, type Router } from 'express';
 import type { BlobStore } from '../blobs/blob-store.port';
-import { resolveBlobPath } from '../blobs/blob-keys';
+import { resolveBlobPath } from '../domain/blob-keys';
 import { notFound } from '../domain/errors';
 import type { Logger } from '../logger';
 import type { SessionReader } from '../sessions/session-store.port';

@@ -12,7 +12,7 @@ import {
   type ToolResultFields,
 } from '../orchestrator/request-handler';
 import { authenticate } from './auth';
-import { restErrorHandler } from './http-errors';
+import { requestIdOf, restErrorHandler } from './http-errors';
 
 export interface RestExecuteDeps {
   readonly handler: RequestHandler;
@@ -32,7 +32,7 @@ export function restExecuteRouter(deps: RestExecuteDeps): Router {
   router.post('/api/ai/agent/execute', express.json({ limit: deps.bodyLimitBytes }), async (req: Request, res: Response) => {
     const { caller } = authenticate(req.headers.authorization, deps.jwtSecret);
     const input = parseExecuteBody(req.body, req.get('idempotency-key') ?? null);
-    const answer = await deps.handler.execute(caller, input);
+    const answer = await deps.handler.execute(caller, input, requestIdOf(res));
     res.status(200).json(toRestAnswer(answer));
   });
   router.use('/api/ai/agent/execute', restErrorHandler(deps.logger, 'POST /api/ai/agent/execute'));

@@ -59,7 +59,7 @@ describe('npm run ingest', () => {
 
     it('is seen by the gateway without a restart, and a re-run reports what changed', async () => {
       const env = { DATA_DIR: t.gateway.config.dataDir };
-      await expect(t.gateway.services.retriever.retrieve(request)).rejects.toMatchObject({ kind: 'collection-missing' });
+      await expect(t.gateway.retriever.retrieve(request)).rejects.toMatchObject({ kind: 'collection-missing' });
 
       const first = await ingest(['--path', tree, '--repo', 'acme/api', '--collection', 'code', '--org', 'acme'], env);
       expect(first.code).toBe(0);
@@ -68,13 +68,13 @@ describe('npm run ingest', () => {
           `^ingested acme/api into acme__code \\(embedded index in .+, local-hash-v1 \\(dimension ${DIM}\\)\\): 5 files, 5 chunks added, 0 unchanged, 0 removed in \\d+\\.\\d s$`,
         ),
       );
-      const [best] = await t.gateway.services.retriever.retrieve(request);
+      const [best] = await t.gateway.retriever.retrieve(request);
       expect(best?.ref.path).toBe('src/billing/invoice.ts');
 
       writeFileSync(join(tree, 'src/billing/invoice.ts'), SAMPLE_CODE['src/billing/invoice.ts']!.replace('parseInvoiceTotal', 'parseInvoiceAmount'));
       const second = await ingest(['--path', tree, '--repo', 'acme/api', '--collection', 'code', '--org', 'acme'], env);
       expect(second.stdout).toMatch(/: 5 files, 1 chunks added, 4 unchanged, 1 removed in /);
-      const [renamed] = await t.gateway.services.retriever.retrieve({ ...request, query: 'parseInvoiceAmount' });
+      const [renamed] = await t.gateway.retriever.retrieve({ ...request, query: 'parseInvoiceAmount' });
       expect(renamed?.text).toContain('export function parseInvoiceAmount(');
     });
 
@@ -103,7 +103,7 @@ describe('npm run ingest', () => {
       expect(res.code).toBe(0);
       expect(res.stdout).toContain(`(qdrant at ${new URL(url).host}, local-hash-v1 (dimension ${DIM})): 5 files`);
       expect(fake.collections.get('acme__code')?.points.size).toBe(5);
-      const hits = await t.gateway.services.retriever.retrieve({ ...request, query: 'parseInvoiceAmount', language: 'typescript' });
+      const hits = await t.gateway.retriever.retrieve({ ...request, query: 'parseInvoiceAmount', language: 'typescript' });
       expect(hits[0]?.ref.path).toBe('src/billing/invoice.ts');
       expect(fake.requestsTo('POST', /points\/query$/)).toHaveLength(1);
     });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { text } from 'node:stream/consumers';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { BlobStoreUnavailableError, type BlobStore } from '../../src/blobs/blob-store.port';
-import { fileBlobKey, resolveBlobPath, turnBlobKey } from '../../src/blobs/blob-keys';
+import { fileBlobKey, resolveBlobPath, turnBlobKey } from '../../src/domain/blob-keys';
 import { FilesystemBlobStore } from '../../src/blobs/filesystem.adapter';
 import { S3BlobStore } from '../../src/blobs/s3.adapter';
 import { alice, bob, mallory, startExecuteHarness, type ExecuteHarness } from '../support/execute';

@@ -1,6 +1,6 @@
 import type { Caller } from '../../src/domain/caller';
 import type { ChunkRef } from '../../src/domain/turn';
-import type { TurnOutputDelta, TurnOutputSink, TurnRef } from '../../src/events/turn-output';
+import type { TurnOutputDelta, TurnOutputSink, TurnRef } from '../../src/events/turn-output.port';
 import type { RetrievalRequest, RetrievedChunk, Retriever } from '../../src/retrieval/retrieval.port';
 import { admin, user } from './callers';
 import { startFakeOpenAI, type FakeOpenAI } from './fake-openai';

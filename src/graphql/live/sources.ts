@@ -6,7 +6,7 @@ import { filterNeedsParticipants, matchesSessionFilter } from '../../domain/sess
 import { isTerminal } from '../../domain/turn-status';
 import type { EventScope, TurnEventRepository } from '../../events/turn-event.repository';
 import type { TurnStatusEvent } from '../../events/turn-events';
-import type { TurnOutputDelta, TurnRef } from '../../events/turn-output';
+import type { TurnOutputDelta, TurnRef } from '../../events/turn-output.port';
 import type { GraphQLContext } from '../context';
 import type { Loaders } from '../loaders';
 import type { Services } from '../services';

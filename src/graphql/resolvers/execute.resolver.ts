@@ -12,20 +12,20 @@ import { AgentSessionTurn, ToolCall } from '../types/turn.type';
 export class ExecuteResolver {
   @Mutation(() => AgentExecuteResponse, { description: "Runs the orchestrator and waits for the turn's outcome." })
   execute(
-    @Ctx() { caller, services }: GraphQLContext,
+    @Ctx() { caller, services, requestId }: GraphQLContext,
     @Arg('input', () => AgentExecuteInput) input: AgentExecuteInput,
   ): Promise<ExecuteResponse> {
-    return services.execute.execute(caller, input);
+    return services.execute.execute(caller, input, requestId);
   }
 
   @Mutation(() => AgentExecuteAccepted, {
     description: 'Creates the PENDING turn and returns at once; the orchestrator runs in the background.',
   })
   executeAsync(
-    @Ctx() { caller, services }: GraphQLContext,
+    @Ctx() { caller, services, requestId }: GraphQLContext,
     @Arg('input', () => AgentExecuteInput) input: AgentExecuteInput,
   ): Promise<ExecuteAccepted> {
-    return services.execute.executeAsync(caller, input);
+    return services.execute.executeAsync(caller, input, requestId);
   }
 
   @Mutation(() => AgentSessionTurn, { description: 'Stops a PENDING turn; it becomes CANCELLED. Idempotent on a CANCELLED turn.' })
@@ -41,12 +41,12 @@ export class ExecuteResolver {
     description: 'Spec DD-006: a NEW turn with the same (or a new) instruction and fresh retrieval; the old turn is untouched.',
   })
   rerunTurn(
-    @Ctx() { caller, services }: GraphQLContext,
+    @Ctx() { caller, services, requestId }: GraphQLContext,
     @Arg('sessionId', () => ID) sessionId: string,
     @Arg('turnId', () => ID) turnId: string,
     @Arg('instruction', () => String, { nullable: true }) instruction: string | null,
   ): Promise<ExecuteResponse> {
-    return services.execute.rerun(caller, sessionId, turnId, instruction ?? null);
+    return services.execute.rerun(caller, sessionId, turnId, instruction ?? null, requestId);
   }
 }
 

@@ -3,7 +3,7 @@ import { notFound } from '../../domain/errors';
 import type { SessionFilter, SessionRecord } from '../../domain/session';
 import type { TurnRecord } from '../../domain/turn';
 import type { TurnStatusEvent } from '../../events/turn-events';
-import type { TurnOutputDelta as TurnOutputDeltaRecord } from '../../events/turn-output';
+import type { TurnOutputDelta as TurnOutputDeltaRecord } from '../../events/turn-output.port';
 import type { GraphQLContext } from '../context';
 import { AgentSessionFilter } from '../inputs/session.input';
 import { sessionActivitySource, turnOutputSource, turnStatusSource } from '../live/sources';

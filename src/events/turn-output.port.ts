@@ -12,13 +12,13 @@ export interface TurnOutputDelta extends TurnRef {
 }
 
 /**
- * Where the orchestrator writes streamed answer text. The live-subscription side decides how
- * deltas reach subscribers (and late joiners); the orchestrator only appends and ends.
+ * Port: where the orchestrator writes streamed answer text. The live-subscription side
+ * decides how deltas reach subscribers (and late joiners); the orchestrator only appends and
+ * ends. Adapters: the event buses (event-bus.port.ts). It never throws: text lost on the way
+ * is in the stored answer.
  */
 export interface TurnOutputSink {
   append(delta: TurnOutputDelta): void;
   /** The turn left PENDING (or stopped streaming for a tool continuation): the stream is complete. */
   end(turn: TurnRef): void;
 }
-
-export const discardOutput: TurnOutputSink = { append: () => undefined, end: () => undefined };

@@ -1,0 +1,11 @@
+import type { PricingTable } from '../domain/pricing';
+
+/** What the turn pipeline reads of the configuration (config.ts's ExecuteConfig provides it). */
+export interface PipelineSettings {
+  /** Model when neither the conversation nor the agent context names one. */
+  readonly defaultModel: string;
+  readonly chainTtlSeconds: number;
+  readonly toolResultTimeoutSeconds: number;
+  readonly turnLeaseSeconds: number;
+  readonly modelPricing: PricingTable;
+}
