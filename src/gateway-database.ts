@@ -7,7 +7,7 @@ import { provenanceEntities } from './sessions/provenance.entities';
 import { sessionEntities } from './sessions/session.entities';
 
 /** Every feature's tables: each feature declares its own; the database registers them all. */
-export function gatewayEntities(dialect: Dialect) {
+function gatewayEntities(dialect: Dialect) {
   return {
     ...sessionEntities(dialect),
     ...provenanceEntities(dialect),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { BlobStore } from '../blobs/blob-store.port';
 import type { ContextLookup } from '../contexts/context-directory.port';
+import { TURN_BLOBS } from '../domain/blob-keys';
 import { fileHistoryOf, planActiveFiles, type ActiveFilesPlan } from '../domain/active-files';
 import { chainExpiryOf, decideChain } from '../domain/chain';
 import { chunksOfChain, newSnippets } from '../domain/chunk-delta';
@@ -15,7 +16,7 @@ import type { TurnStore } from '../sessions/session-store.port';
 import { llmRequestOf, preloadMessages, userMessage, type FileToSend, type HistoryExchange } from './packaging';
 import type { InstructionRequest } from './request';
 import type { PipelineSettings } from './settings';
-import { SessionFiles, TURN_BLOBS, TurnBlobs } from './turn-blobs';
+import { SessionFiles, TurnBlobs } from './turn-blobs';
 
 /** How many recent turns the chain and file rules look at. */
 const HISTORY_WINDOW = 200;

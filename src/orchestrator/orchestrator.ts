@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { TURN_BLOBS } from '../domain/blob-keys';
 import type { Caller } from '../domain/caller';
 import { conflict, forbidden, notFound } from '../domain/errors';
 import { matchToolResults, toolOutputText } from '../domain/tool-results';
@@ -11,7 +12,7 @@ import { InstructionPlanner, type PlannedInstruction, type PlannerDeps } from '.
 import { LeaseSweeper } from './lease-sweeper';
 import { llmRequestOf } from './packaging';
 import type { InstructionRequest, OrchestratorRequest, RerunRequest, StartedTurn, ToolResultsRequest } from './request';
-import { SessionFiles, TURN_BLOBS, TurnBlobs } from './turn-blobs';
+import { SessionFiles, TurnBlobs } from './turn-blobs';
 import { TurnRunner } from './turn-runner';
 
 /** Everything the turn pipeline works with: ports only, picked by the composition root. */

@@ -75,5 +75,3 @@ export class SessionFiles {
     return this.blobs.getText(fileBlobKey(this.orgId, this.sessionId, contentHash));
   }
 }
-
-export { TURN_BLOBS };

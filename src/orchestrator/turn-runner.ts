@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { BlobStore } from '../blobs/blob-store.port';
+import { TURN_BLOBS } from '../domain/blob-keys';
 import type { Caller } from '../domain/caller';
 import { DomainError, isDomainError, isUnavailable, type ErrorCode } from '../domain/errors';
 import { finalResponse, toolContinuation, type ExecuteResponse } from '../domain/execute-response';
@@ -11,7 +12,7 @@ import { LlmError, type LanguageModel, type LlmRequest, type LlmResponse } from 
 import type { Logger } from '../logger.port';
 import type { TurnStore } from '../sessions/session-store.port';
 import type { InFlightTurn, InFlightTurns } from './in-flight';
-import { TURN_BLOBS, TurnBlobs } from './turn-blobs';
+import { TurnBlobs } from './turn-blobs';
 
 /** One provider round of a PENDING turn: everything the runner needs, already decided. */
 export interface TurnRun {

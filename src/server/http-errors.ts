@@ -45,7 +45,7 @@ export const requestIdOf = (res: Response): string => String(res.locals.requestI
 /** Error details REST clients receive beside errorCode (RATE_LIMITED's also becomes Retry-After). */
 const REST_DETAILS = new Set(['sessionId', 'turnId', 'field', 'retryAfterSeconds']);
 
-export interface RestError {
+interface RestError {
   readonly status: number;
   readonly body: { readonly errorCode: string; readonly errorMessage: string } & Readonly<Record<string, unknown>>;
   /** False for an error nobody meant to show: it is masked, and logged with the request id. */
@@ -53,7 +53,7 @@ export interface RestError {
 }
 
 /** The REST presenter: `{ errorCode, errorMessage }` and the status of the code; anything unexpected is masked. */
-export function presentRestError(error: unknown): RestError {
+function presentRestError(error: unknown): RestError {
   // Express rejects a body it cannot read with these `type`s (body-parser).
   const parserType = (error as { type?: unknown } | null)?.type;
   if (parserType === 'entity.parse.failed') return shown(400, 'BAD_USER_INPUT', 'the request body is not valid JSON');

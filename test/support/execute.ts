@@ -1,9 +1,9 @@
 import type { Caller } from '../../src/domain/caller';
 import type { ChunkRef } from '../../src/domain/turn';
-import type { TurnOutputDelta, TurnOutputSink, TurnRef } from '../../src/events/turn-output.port';
 import type { RetrievalRequest, RetrievedChunk, Retriever } from '../../src/retrieval/retrieval.port';
 import { admin, user } from './callers';
 import { startFakeOpenAI, type FakeOpenAI } from './fake-openai';
+import { RecordingOutput } from './in-memory-ports';
 import { startTestGateway, type GraphQLResponse, type TestGateway } from './gateway';
 
 /** A clock the test moves forward (chain expiry, leases); real time keeps running underneath. */
@@ -12,22 +12,6 @@ export class TestClock {
   readonly now = (): Date => new Date(Date.now() + this.offsetMs);
   advance(ms: number): void {
     this.offsetMs += ms;
-  }
-}
-
-/** Records what the orchestrator streams, per turn. */
-export class RecordingOutput implements TurnOutputSink {
-  readonly deltas: TurnOutputDelta[] = [];
-  readonly ends: TurnRef[] = [];
-  append(delta: TurnOutputDelta): void {
-    this.deltas.push(delta);
-  }
-  end(turn: TurnRef): void {
-    this.ends.push(turn);
-  }
-  of(turnId: string): { indexes: number[]; text: string; ends: number } {
-    const mine = this.deltas.filter((d) => d.turnId === turnId);
-    return { indexes: mine.map((d) => d.index), text: mine.map((d) => d.textDelta).join(''), ends: this.ends.filter((e) => e.turnId === turnId).length };
   }
 }
 

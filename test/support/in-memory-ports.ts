@@ -312,7 +312,8 @@ export class FixedRetriever implements Retriever {
   }
 }
 
-export class RecordedOutput implements TurnOutputSink {
+/** Records what the orchestrator streams, per turn. */
+export class RecordingOutput implements TurnOutputSink {
   readonly deltas: TurnOutputDelta[] = [];
   readonly ends: TurnRef[] = [];
   append(delta: TurnOutputDelta): void {
@@ -320,6 +321,10 @@ export class RecordedOutput implements TurnOutputSink {
   }
   end(turn: TurnRef): void {
     this.ends.push(turn);
+  }
+  of(turnId: string): { indexes: number[]; text: string; ends: number } {
+    const mine = this.deltas.filter((d) => d.turnId === turnId);
+    return { indexes: mine.map((d) => d.index), text: mine.map((d) => d.textDelta).join(''), ends: this.ends.filter((e) => e.turnId === turnId).length };
   }
 }
 

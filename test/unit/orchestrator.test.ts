@@ -14,7 +14,7 @@ import {
   InMemoryContexts,
   InMemoryIdempotencyKeys,
   InMemoryTurnStore,
-  RecordedOutput,
+  RecordingOutput,
   RecordingLogger,
   ScriptedModel,
 } from '../support/in-memory-ports';
@@ -40,7 +40,7 @@ function pipeline() {
   const store = new InMemoryTurnStore();
   const blobs = new InMemoryBlobStore();
   const model = new ScriptedModel();
-  const output = new RecordedOutput();
+  const output = new RecordingOutput();
   const logger = new RecordingLogger();
   const budget = new TestBudget();
   const contexts = new InMemoryContexts(
