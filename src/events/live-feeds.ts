@@ -1,10 +1,13 @@
 import type { EventBus } from './event-bus.port';
-import type { TurnEventRepository } from './turn-event.repository';
+import type { TurnEventHistory } from './turn-event.repository';
 import type { TurnEventSequencer } from './turn-event-sequencer';
 
-/** What live subscriptions read from: ordered status events, their stored history, and streamed text. */
+/**
+ * What live subscriptions read from: ordered status events, their stored history, and
+ * streamed text. They read only: publishing and pruning are not theirs.
+ */
 export interface LiveFeeds {
-  readonly statuses: TurnEventSequencer;
-  readonly history: TurnEventRepository;
-  readonly output: EventBus;
+  readonly statuses: Pick<TurnEventSequencer, 'subscribe'>;
+  readonly history: TurnEventHistory;
+  readonly output: Pick<EventBus, 'onTurnOutput' | 'onResync' | 'outputSoFar'>;
 }

@@ -14,11 +14,19 @@ const ISSUED = 'turn_events';
 /** event_counters row holding the highest id already pruned (migration 1764300000000). */
 const PRUNED = 'turn_events_pruned';
 
+/** The stored events as live subscriptions read them: replay and resume checks, never pruning. */
+export interface TurnEventHistory {
+  latestId(): Promise<number>;
+  horizon(): Promise<number>;
+  after(scope: EventScope, afterId: number, limit: number): Promise<TurnStatusEvent[]>;
+  assertResumable(afterId: number): Promise<void>;
+}
+
 /**
  * Reads the durable status events the event-log writer stores (turn_events) for replay and
  * gap filling, and prunes old ones.
  */
-export class TurnEventRepository {
+export class TurnEventRepository implements TurnEventHistory {
   /** `deleteWindow`: ids per DELETE statement when pruning. */
   constructor(
     private readonly db: Database<EventLogEntities>,

@@ -98,7 +98,7 @@ describe('resuming from before the horizon over WebSocket', () => {
     const turn = await addTurn(sessions, alice, session.id);
     await completeTurn(sessions, alice, session.id, turn.id);
     await addTurn(sessions, alice, session.id);
-    await live.history.prune(new Date(Date.now() + 1000));
+    await new TurnEventRepository(t.gateway.db).prune(new Date(Date.now() + 1000));
     const horizon = await live.history.horizon();
     expect(horizon).toBe(3);
     await addTurn(sessions, alice, session.id);

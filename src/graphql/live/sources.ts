@@ -4,7 +4,7 @@ import { parseEventId } from '../../domain/event-id';
 import type { SessionFilter } from '../../domain/session';
 import { filterNeedsParticipants, matchesSessionFilter } from '../../domain/session-filter';
 import { isTerminal } from '../../domain/turn-status';
-import type { EventScope, TurnEventRepository } from '../../events/turn-event.repository';
+import type { EventScope, TurnEventHistory } from '../../events/turn-event.repository';
 import type { TurnStatusEvent } from '../../events/turn-events';
 import type { TurnOutputDelta, TurnRef } from '../../events/turn-output.port';
 import type { GraphQLContext } from '../context';
@@ -96,7 +96,7 @@ class StatusEventSource extends LiveSource<TurnStatusEvent> {
 }
 
 /** Stored events after `afterId`, page by page; refuses if pruning overtook the replay meanwhile. */
-async function* replay(history: TurnEventRepository, scope: EventScope, afterId: number): AsyncIterable<TurnStatusEvent> {
+async function* replay(history: TurnEventHistory, scope: EventScope, afterId: number): AsyncIterable<TurnStatusEvent> {
   for (let after = afterId; ; ) {
     const page = await history.after(scope, after, REPLAY_PAGE);
     yield* page;
