@@ -225,7 +225,7 @@ export async function createGateway(
 /** What tests and benchmarks may swap in; production uses the defaults. */
 export interface GatewayHooks {
   readonly onQuery?: (sql: string) => void;
-  /** The clock of the session manager and the orchestrator (chain expiry, leases). */
+  /** The clock of the session store and the orchestrator (chain expiry, leases). */
   readonly now?: () => Date;
   /** Where streamed answer text goes; the event bus by default. */
   readonly output?: TurnOutputSink;

@@ -2,7 +2,7 @@ import type { EntityHeader } from './caller';
 import type { TurnStatus } from './turn-status';
 import type { TurnUsage } from './usage';
 
-/** DD-002A: the durable thread, as the manager hands it out. */
+/** DD-002A: the durable thread, as the session store hands it out. */
 export interface SessionRecord {
   readonly id: string;
   readonly name: string;

@@ -1,6 +1,6 @@
 import { badInput } from './errors';
 
-/** Field limits shared by the manager and the context directory. */
+/** Field limits shared by the session rules and the context directory. */
 export const LIMITS = {
   name: 200,
   key: 100,

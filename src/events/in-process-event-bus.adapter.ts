@@ -6,7 +6,7 @@ import type { TurnOutputDelta, TurnRef } from './turn-output.port';
 
 /**
  * The embedded bus: one instance, no Redis. Delivery is synchronous and in publish order;
- * a listener that throws is logged and never reaches the publisher (the session manager).
+ * a listener that throws is logged and never reaches the publisher (the turn lifecycle).
  */
 export class InProcessEventBus implements EventBus {
   private readonly statusListeners = new Set<(event: TurnStatusEvent) => void>();

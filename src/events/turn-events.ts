@@ -16,7 +16,7 @@ export interface TurnStatusEvent {
 }
 
 /**
- * Where the session manager hands events once their transaction has committed. It must not
+ * Where the turn lifecycle hands events once their transaction has committed. It must not
  * throw: the change is already durable, and the stored event can be replayed later.
  */
 export interface TurnEventSink {

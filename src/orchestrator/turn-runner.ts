@@ -231,7 +231,7 @@ export class TurnRunner {
     }
   }
 
-  /** cancelTurn on this instance: keep the partial answer, then let the manager cancel the turn. */
+  /** cancelTurn on this instance: keep the partial answer, then let the store cancel the turn. */
   private async cancelled(run: TurnRun, flight: InFlightTurn, blobs: TurnBlobs): Promise<DomainError> {
     const caller = flight.cancelledBy ?? run.caller;
     try {

@@ -3,7 +3,7 @@ import { columnTypes, type Dialect } from '../persistence/dialect';
 
 /**
  * Index rows answering "which turns were built on this code?" without scanning the turns'
- * JSON columns. Written by the session manager in the same transaction as the turn's refs.
+ * JSON columns. Written by the turn lifecycle in the same transaction as the turn's refs.
  */
 export interface TurnChunkRefRow {
   turnId: string;

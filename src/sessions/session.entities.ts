@@ -5,7 +5,7 @@ import { bigintNumber, jsonColumn } from '../persistence/columns';
 import { columnTypes, type Dialect } from '../persistence/dialect';
 
 /**
- * Table rows as the ORM sees them. They never leave sessions/: the manager maps them to
+ * Table rows as the ORM sees them. They never leave sessions/: the store maps them to
  * domain records, and the GraphQL layer has its own types, so internal columns (leases,
  * org ids) are never exposed by accident.
  */
