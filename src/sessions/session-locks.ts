@@ -1,4 +1,4 @@
-import type { EntityManager } from 'typeorm';
+import type { EntityManager, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import type { Caller, EntityHeader, OrgScope } from '../domain/caller';
 import { notFound } from '../domain/errors';
 import { canRead } from '../domain/visibility';
@@ -22,27 +22,21 @@ export class SessionLocks {
     return { ...row, callerIsParticipant };
   }
 
-  async session(em: EntityManager, scope: OrgScope, id: string): Promise<SessionRow> {
+  session(em: EntityManager, scope: OrgScope, id: string): Promise<SessionRow> {
     const qb = em
       .createQueryBuilder(this.db.entities.sessions, 's')
       .where('s.id = :id', { id })
       .andWhere('s.orgId = :org', { org: scope.orgId });
-    if (this.db.dialect !== 'sqlite') qb.setLock('pessimistic_write');
-    const row = await qb.getOne();
-    if (!row) throw notFound('session');
-    return row;
+    return this.lockedOne(qb, 'session');
   }
 
-  async turn(em: EntityManager, scope: OrgScope, sessionId: string, turnId: string): Promise<TurnRow> {
+  turn(em: EntityManager, scope: OrgScope, sessionId: string, turnId: string): Promise<TurnRow> {
     const qb = em
       .createQueryBuilder(this.db.entities.turns, 't')
       .where('t.id = :turnId', { turnId })
       .andWhere('t.sessionId = :sessionId', { sessionId })
       .andWhere('t.orgId = :org', { org: scope.orgId });
-    if (this.db.dialect !== 'sqlite') qb.setLock('pessimistic_write');
-    const row = await qb.getOne();
-    if (!row) throw notFound('turn');
-    return row;
+    return this.lockedOne(qb, 'turn');
   }
 
   /** Only for a user who is not yet a participant; the session row is locked (or new), so this cannot race. */
@@ -54,6 +48,14 @@ export class SessionLocks {
       userName: user.text,
       joinedDate: now,
     });
+  }
+
+  /** The one row `qb` selects, locked; NOT_FOUND (as `what`) when there is none. */
+  private async lockedOne<T extends ObjectLiteral>(qb: SelectQueryBuilder<T>, what: string): Promise<T> {
+    if (this.db.dialect !== 'sqlite') qb.setLock('pessimistic_write');
+    const row = await qb.getOne();
+    if (!row) throw notFound(what);
+    return row;
   }
 
   private async isParticipant(em: EntityManager, sessionId: string, userId: string): Promise<boolean> {
