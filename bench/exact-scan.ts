@@ -1,5 +1,5 @@
 import { matchesPathPrefix, normalizePathPrefix } from '../src/retrieval/chunk-filter';
-import type { ChunkFilter, ChunkPayload, ChunkPoint, EmbeddingSpace, VectorStore } from '../src/retrieval/vector-store.port';
+import type { ChunkFilter, ChunkPayload, ChunkPlacement, ChunkPoint, EmbeddingSpace, VectorStore } from '../src/retrieval/vector-store.port';
 
 const BLOCK_ROWS = 4096;
 
@@ -105,8 +105,8 @@ export class CapturingStore implements VectorStore {
   deleteFiles(c: string, repo: string, paths: readonly string[]) {
     return this.inner.deleteFiles(c, repo, paths);
   }
-  setFileHash(c: string, ids: readonly string[], h: string) {
-    return this.inner.setFileHash(c, ids, h);
+  placeChunks(c: string, h: string, placements: readonly ChunkPlacement[]) {
+    return this.inner.placeChunks(c, h, placements);
   }
   listChunks(c: string, repo: string) {
     return this.inner.listChunks(c, repo);

@@ -3,7 +3,14 @@ import { normalize, type Embedder, type EmbeddingKind } from '../src/retrieval/e
 import { LocalHashEmbedder } from '../src/retrieval/local-embedder.adapter';
 
 export const MODEL_LIKE_DIMENSION = 1536;
-/** The local embedder's 1,024 features, zero-padded to the next power of two for the Hadamard transform. */
+/** Dimensions of the latent "meaning" space the local features are mapped into. */
+const LATENT = 256;
+/** How fast the latent directions' variance falls off: direction i carries (1 + i/8)^-DECAY of the first's scale. */
+const DECAY = 0.5;
+/** Shares of a text's meaning in latent topics and in its own words and identifiers. */
+const TOPIC_WEIGHT = 0.85;
+const DETAIL_WEIGHT = 0.5;
+/** Latent topics and the local embedder's 1,024 features, zero-padded to a power of two for the Hadamard transform. */
 const PADDED = 2048;
 
 /**
@@ -12,10 +19,12 @@ const PADDED = 2048;
  * index: every pair is almost orthogonal, so neighbours are noise and recall means little.
  * Model embeddings instead are dense, anisotropic and clustered:
  *
- * - content: the local hashing embedder's vector (which words and identifiers the text
- *   holds, so a question naming a function meets the chunk defining it) spread over every
- *   dimension by a randomised Hadamard transform (random signs, FWHT, 1,536 of the 2,048
- *   outputs kept: a Johnson-Lindenstrauss projection that keeps its angles);
+ * - content: the local hashing embedder's features (which words and identifiers the text
+ *   holds, so a question naming a function meets the chunk defining it), partly mixed into
+ *   256 latent "topic" directions whose variance falls off (so most of the variance lives
+ *   in a few dozen directions, as with a model), partly kept as they are (lexical detail),
+ *   then spread over every dimension by a randomised Hadamard transform (random signs,
+ *   FWHT, 1,536 of the 2,048 outputs kept: a Johnson-Lindenstrauss projection);
  * - a direction every text shares (model embeddings sit in a narrow cone: unrelated texts
  *   still score ~0.1-0.2);
  * - a topic per directory and a smaller one per file for documents, so code of one service
@@ -32,7 +41,10 @@ export class ModelLikeEmbedder implements Embedder {
   private readonly scale: Float32Array;
   private readonly shared: Float32Array;
   private readonly topics = new Map<string, Float32Array>();
-  private readonly padded = new Float32Array(PADDED);
+  /** Feature -> latent map, rows scaled by a decaying spectrum: a few directions carry most of the variance. */
+  private readonly mixing: Float32Array;
+  private readonly padded = new Float32Array(LATENT);
+  private readonly detail = new Float32Array(PADDED);
   private lastFile: { path: string; vector: Float32Array } | null = null;
 
   constructor(seed = 1536) {
@@ -41,6 +53,14 @@ export class ModelLikeEmbedder implements Embedder {
     const gauss = gaussian(next);
     this.scale = Float32Array.from({ length: this.dimension }, () => Math.exp(0.35 * gauss()));
     this.shared = randomUnit(seed ^ 0x5bd1e995, this.dimension);
+    const spectrum = Float32Array.from({ length: LATENT }, (_, i) => (1 + i / 8) ** -DECAY);
+    let energy = 0;
+    for (const s of spectrum) energy += s * s;
+    const features = this.local.dimension;
+    this.mixing = new Float32Array(features * LATENT);
+    for (let f = 0; f < features; f++) {
+      for (let i = 0; i < LATENT; i++) this.mixing[f * LATENT + i] = (gauss() * spectrum[i]!) / Math.sqrt(energy);
+    }
   }
 
   async embed(texts: readonly string[], kind: EmbeddingKind): Promise<Float32Array[]> {
@@ -49,13 +69,25 @@ export class ModelLikeEmbedder implements Embedder {
 
   embedOne(text: string, kind: EmbeddingKind): Float32Array {
     const content = this.local.embedOne(text, kind);
-    const p = this.padded;
-    p.fill(0);
-    for (let i = 0; i < content.length; i++) p[i] = content[i]! * this.signs[i]!;
-    hadamard(p);
+    // Topics: the features mixed into a few latent directions; detail: the features themselves.
+    const latent = this.padded;
+    latent.fill(0);
+    for (let f = 0; f < content.length; f++) {
+      const x = content[f]!;
+      if (x === 0) continue;
+      const row = this.mixing.subarray(f * LATENT, (f + 1) * LATENT);
+      for (let i = 0; i < LATENT; i++) latent[i] += x * row[i]!;
+    }
+    const detail = this.detail;
+    detail.fill(0);
+    for (let f = 0; f < content.length; f++) detail[LATENT + f] = content[f]!;
+    for (let i = 0; i < LATENT; i++) detail[i] = TOPIC_WEIGHT * latent[i]!;
+    for (let i = LATENT; i < LATENT + content.length; i++) detail[i] *= DETAIL_WEIGHT;
+    for (let i = 0; i < PADDED; i++) detail[i] *= this.signs[i]!;
+    hadamard(detail);
     const out = new Float32Array(this.dimension);
     const norm = 1 / Math.sqrt(PADDED);
-    for (let j = 0; j < this.dimension; j++) out[j] = p[j]! * norm + 0.3 * this.shared[j]!;
+    for (let j = 0; j < this.dimension; j++) out[j] = detail[j]! * norm + 0.3 * this.shared[j]!;
     // Ingest embeds `${path}\n${text}`; a query has no path.
     const path = kind === 'document' ? text.slice(0, text.indexOf('\n')) : '';
     if (path !== '') {
