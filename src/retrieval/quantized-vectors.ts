@@ -84,7 +84,7 @@ export class QuantizedVectors {
     } else {
       dataset = this.matrix.subarray(0, rows * d);
     }
-    const { keys } = exactSearch(dataset, this.query, d, n, MetricKind.Cos, 0);
+    const { keys } = exactSearch(dataset, this.query, d, n, MetricKind.Cos, 1);
     return Array.from(keys, (key) => (slots ? slots[Number(key)]! : this.slotOfRow[Number(key)]!));
   }
 

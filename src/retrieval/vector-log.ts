@@ -15,9 +15,9 @@ export type LogRecord =
   | { readonly op: 'place'; readonly fileHash: string; readonly placements: readonly ChunkPlacement[] };
 
 /**
- * As decoded. An upsert's vector is handed over as the bytes in the buffer, and where its
- * JSON and vector sit in it, so the table can read them back from the file later. A `place`
- * from before chunks could move has no lines.
+ * As decoded. An upsert's vector is handed over as the bytes in the buffer, with where its
+ * JSON sits in it (the vector follows the JSON), so the table can read both back from the
+ * file later. A `place` written before chunks could move has no lines.
  */
 export type DecodedRecord =
   | {
@@ -28,7 +28,6 @@ export type DecodedRecord =
       /** Offsets in the decoded buffer. */
       readonly jsonOffset: number;
       readonly jsonLength: number;
-      readonly vectorOffset: number;
     }
   | { readonly op: 'delete'; readonly ids: readonly string[] }
   | { readonly op: 'place'; readonly fileHash: string; readonly ids: readonly string[]; readonly lines: readonly number[] | null };
@@ -130,7 +129,6 @@ export function decodeRecords(
         vectorBytes: body.subarray(BODY_PREFIX + jsonLength),
         jsonOffset,
         jsonLength,
-        vectorOffset: jsonOffset + jsonLength,
       });
     } else if (op === OPS.delete && Array.isArray(doc.ids)) {
       apply({ op: 'delete', ids: doc.ids });

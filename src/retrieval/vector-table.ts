@@ -16,6 +16,8 @@ export interface RecordLocation {
   readonly jsonLength: number;
 }
 
+const NO_LANGUAGE = -1;
+
 /** Candidates taken from the quantised scan per result, and at least, before the exact ranking. */
 const OVERSAMPLE = 4;
 const MIN_CANDIDATES = 32;
@@ -34,7 +36,6 @@ const MIN_CANDIDATES = 32;
  * others.
  */
 export class VectorTable {
-  private ids: (string | undefined)[] = [];
   private capacity = 0;
   private repoCodes = new Int32Array(0);
   private languageCodes = new Int32Array(0);
@@ -90,7 +91,6 @@ export class VectorTable {
     const slot = this.slotOf.get(id);
     if (slot === undefined) return false;
     this.quantized.remove(slot);
-    this.ids[slot] = undefined;
     this.slotOf.delete(id);
     this.free.push(slot);
     return true;
@@ -112,10 +112,6 @@ export class VectorTable {
   /** Live slots in ascending order. */
   slots(): number[] {
     return [...this.slotOf.values()].sort((a, b) => a - b);
-  }
-
-  location(slot: number): RecordLocation {
-    return { file: this.files[slot]!, jsonOffset: this.jsonOffsets[slot]!, jsonLength: this.jsonLengths[slot]! };
   }
 
   relocate(slot: number, location: RecordLocation): void {
@@ -171,7 +167,6 @@ export class VectorTable {
     if (slot === undefined) {
       slot = this.free.pop() ?? this.highWater;
       this.grow(slot + 1);
-      this.ids[slot] = record.id;
       this.slotOf.set(record.id, slot);
     }
     const p = record.payload;
@@ -212,8 +207,6 @@ export class VectorTable {
     this.capacity = next;
   }
 }
-
-export const NO_LANGUAGE = -1;
 
 /** Strings many rows share (repos, languages, paths, file hashes), stored once each. */
 export class Interner {
