@@ -122,17 +122,19 @@ describe('VectorTable search (int8 scan, exact ranking)', () => {
     const sample = (c: number) => Float32Array.from(centres[c]!, (x, j) => (0.4 + x + (next() - 0.5) * 0.6) * scale[j]!);
     const t = new MemoryTable(d);
     const live = new Map<string, Float32Array>();
-    const put = (id: string, v: Float32Array) => {
-      t.upsert([{ id, vector: v, payload: payload(`src/${id}.ts`) }]);
-      live.set(id, v);
+    const put = (ids: string[], centre: (i: number) => number) => {
+      const rows = ids.map((id, i) => ({ id, vector: sample(centre(i)), payload: payload(`src/${id}.ts`) }));
+      t.upsert(rows);
+      for (const r of rows) live.set(r.id, r.vector);
     };
-    for (let i = 0; i < 3000; i++) put(`r${i}`, sample(i % 20));
-    // Replace a third, delete a sixth.
-    for (let i = 0; i < 3000; i += 3) put(`r${i}`, sample((i + 7) % 20));
-    for (let i = 1; i < 3000; i += 6) {
-      t.remove(`r${i}`);
-      live.delete(`r${i}`);
-    }
+    put(Array.from({ length: 3000 }, (_, i) => `r${i}`), (i) => i % 20);
+    // Replace a third, delete a sixth, add a tenth.
+    put(Array.from({ length: 1000 }, (_, i) => `r${i * 3}`), (i) => (i + 7) % 20);
+    const doomed = Array.from({ length: 500 }, (_, i) => `r${i * 6 + 1}`);
+    t.remove(...doomed);
+    for (const id of doomed) live.delete(id);
+    // New rows take the freed slots.
+    put(Array.from({ length: 300 }, (_, i) => `new${i}`), (i) => (i * 3) % 20);
     let hits = 0;
     for (let trial = 0; trial < 40; trial++) {
       const q = sample(trial % 20);
