@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { fmix32 } from './hashing';
 
 export interface ChunkingOptions {
   /** Lines per chunk at most, overlap included. */
@@ -108,16 +109,6 @@ function lineChars(lines: readonly string[], from: number, to: number): number {
   let chars = 0;
   for (let i = from; i < to; i++) chars += lines[i]!.length + 1;
   return chars;
-}
-
-/** MurmurHash3's finaliser: FNV's low bits alone are weak. */
-function fmix32(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
 }
 
 export const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
