@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmbeddedVectorStore } from '../src/retrieval/embedded-vector-store.adapter';
 import type { Embedder, EmbeddingKind } from '../src/retrieval/embedder.port';
@@ -167,12 +167,16 @@ async function runEmbedder(name: string, tree: string, definitions: readonly Def
     queries.forEach((q, i) => flat.set(q, i * embedder.dimension));
     writeFileSync(queryFile, new Uint8Array(flat.buffer));
 
+    const loadBefore = loadavg()[0]!;
     t0 = performance.now();
     const report = readerReport({ indexDir: join(dir, 'vector-index'), collection: 'bench', space, queryFile, limit: LIMIT, modes: MODES }, dir);
     const readerS = seconds(t0);
 
     const mem = (m: Memory) => `RSS ${MB(m.rss)}, JS heap ${MB(m.heapUsed)}, external ${MB(m.external)}`;
-    console.log(`reader process (${readerS.toFixed(0)} s in all): cold load (first query) ${(report.coldLoadMs / 1000).toFixed(1)} s`);
+    console.log(
+      `reader process (${readerS.toFixed(0)} s in all): cold load (first query) ${(report.coldLoadMs / 1000).toFixed(1)} s; ` +
+        `machine load average ${loadBefore.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after (2 cores: timings above ~2 are contended)`,
+    );
     console.log(`  memory before opening the index: ${mem(report.before)}`);
     console.log(`  memory with the index loaded:    ${mem(report.loaded)}  (RSS +${MB(report.loaded.rss - report.before.rss)})`);
     console.log(`  memory after all queries:        ${mem(report.afterQueries)}  (RSS +${MB(report.afterQueries.rss - report.before.rss)})`);
