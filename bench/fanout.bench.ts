@@ -27,7 +27,7 @@ import { fastSubscriber, Receipts, ServerProcess, SlowReader, waitFor, type Serv
  *   - per-subscriber: WS_SHARED_EXECUTION=false (one execution per subscriber), for comparison;
  *   - redis: two instances through Redis and MySQL (BENCH_REDIS_URL and BENCH_MYSQL_URL): the
  *     event is committed on instance A, the subscribers are connected to instance B.
- * Subscribers are org admins, 20 sockets per user (the default WS_MAX_CONNECTIONS_PER_USER),
+ * Subscribers are org admins (BENCH_ROLE=user: ordinary users), 20 sockets per user (the default WS_MAX_CONNECTIONS_PER_USER),
  * so every limit keeps its default. Latency is from just before the status change is written
  * (the baseline: just before it builds its frame) to the moment each subscriber has the
  * message. RSS per subscriber is the server's growth from before the clients connected to
@@ -48,6 +48,12 @@ const clientProfiler = new PhaseProfiler(PROFILE_DIR);
 const SECRET = 'bench-secret-bench-secret-bench-secret!!';
 const CONNECT_CONCURRENCY = 250;
 const SOCKETS_PER_USER = 20;
+/**
+ * admin (default): org admins, who all see the same and so share one group per operation.
+ * user: ordinary users of a public session; each user's results are computed for them
+ * alone (one group per user: 500 groups for 10,000 subscribers).
+ */
+const ROLE = process.env.BENCH_ROLE ?? 'admin';
 
 type Kind = 'baseline' | 'gateway' | 'slow' | 'per-subscriber' | 'redis';
 
@@ -55,6 +61,8 @@ interface Result {
   readonly p50: number;
   readonly p99: number;
   readonly allReceivedP50: number;
+  /** Median over events of the first receipt: the server's fixed cost per event before any frame goes out. */
+  readonly firstReceivedP50: number;
   readonly rssPerSubscriberKb: number;
   readonly executionsPerEvent: number;
   readonly serialisationsPerEvent: number;
@@ -66,7 +74,7 @@ const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length 
 const median = (values: number[]) => quantile([...values].sort((a, b) => a - b), 0.5);
 const load = () => loadavg()[0]!.toFixed(1);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const token = (userId: string) => issueToken({ userId, orgId: 'bench', roles: ['admin'] }, SECRET);
+const token = (userId: string) => issueToken({ userId, orgId: 'bench', roles: ROLE === 'admin' ? ['admin'] : [] }, SECRET);
 /** One token per SOCKETS_PER_USER subscribers. */
 const tokens = (n: number) => Array.from({ length: Math.ceil(n / SOCKETS_PER_USER) }, (_, u) => token(`bench-admin-${u}`));
 
@@ -131,6 +139,7 @@ async function scenario(kind: Kind, subscribers: number): Promise<Result> {
 
     const latencies: number[] = [];
     const allReceived: number[] = [];
+    const firstReceived: number[] = [];
     for (let k = 0; k <= EVENTS; k++) {
       const sequence = k + 1;
       if (busy) await hub.ask({ type: 'flood', ...busy, bytes: FLOOD_KB * 1024 });
@@ -143,6 +152,7 @@ async function scenario(kind: Kind, subscribers: number): Promise<Result> {
       const ms = (receipts.bySequence.get(sequence) ?? []).map((at) => Number(at - t0) / 1e6);
       latencies.push(...ms);
       allReceived.push(Math.max(...ms));
+      firstReceived.push(Math.min(...ms));
     }
     await hub.ask({ type: 'profile', action: 'stop', label });
     await clientProfiler.stop(`${label}-clients`);
@@ -150,10 +160,12 @@ async function scenario(kind: Kind, subscribers: number): Promise<Result> {
     const slow = busy ? await checkSlowReaders(hub, slowReaders, sessionId, receipts, end) : undefined;
     latencies.sort((a, b) => a - b);
     allReceived.sort((a, b) => a - b);
+    firstReceived.sort((a, b) => a - b);
     return {
       p50: quantile(latencies, 0.5),
       p99: quantile(latencies, 0.99),
       allReceivedP50: quantile(allReceived, 0.5),
+      firstReceivedP50: quantile(firstReceived, 0.5),
       rssPerSubscriberKb: (after.rss - before.rss) / subscribers / 1024,
       executionsPerEvent: (end.executions - after.executions) / (EVENTS + 1),
       serialisationsPerEvent: (end.serialisations - after.serialisations) / (EVENTS + 1),
@@ -195,13 +207,13 @@ const LABELS: Record<Kind, string> = {
   redis: 'gateway, two instances through Redis (MySQL)',
 };
 const row = (kind: Kind, n: number, r: Result) =>
-  `${LABELS[kind].padEnd(46)} ${String(n).padStart(6)}  p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms  all-received p50 ${r.allReceivedP50.toFixed(1).padStart(6)} ms  ${r.rssPerSubscriberKb.toFixed(1).padStart(5)} KB RSS/sub  ${r.executionsPerEvent.toFixed(0).padStart(5)} exec/event  ${r.serialisationsPerEvent.toFixed(0).padStart(5)} serialised/event  load ${r.load}` +
+  `${LABELS[kind].padEnd(46)} ${String(n).padStart(6)}  p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms  first ${r.firstReceivedP50.toFixed(1).padStart(5)} ms  all-received p50 ${r.allReceivedP50.toFixed(1).padStart(6)} ms  ${r.rssPerSubscriberKb.toFixed(1).padStart(5)} KB RSS/sub  ${r.executionsPerEvent.toFixed(0).padStart(5)} exec/event  ${r.serialisationsPerEvent.toFixed(0).padStart(5)} serialised/event  load ${r.load}` +
   (r.slow ? `\n${''.padEnd(46)} (exec and serialised/event include the streamed text's deltas)\n${''.padEnd(46)} ${r.slow}` : '');
 const ratio = (what: string, a: Result, b: Result) =>
   `${''.padEnd(46)} ${what}: p50 ${(a.p50 / b.p50).toFixed(2)}x  p99 ${(a.p99 / b.p99).toFixed(2)}x  RSS/sub ${(a.rssPerSubscriberKb - b.rssPerSubscriberKb).toFixed(1)} KB over`;
 
 async function main(): Promise<void> {
-  console.log(`fan-out of turnStatusChanged: ${EVENTS} events (after one warm-up) per scenario; latency = write start -> receipt; load = 1-minute load average before->after`);
+  console.log(`fan-out of turnStatusChanged: ${EVENTS} events (after one warm-up) per scenario; latency = write start -> receipt; subscribers: ${ROLE}s, ${SOCKETS_PER_USER} sockets each; load = 1-minute load average before->after`);
   if (!REDIS || !MYSQL) console.log('two-instance scenario skipped: set BENCH_REDIS_URL and BENCH_MYSQL_URL');
   const has = (kind: Kind) => SCENARIOS.has(kind) && (kind !== 'redis' || Boolean(REDIS && MYSQL));
   for (const n of SIZES) {
