@@ -143,8 +143,8 @@ async function scenario(kind: Kind, subscribers: number): Promise<Result> {
     for (let k = 0; k <= EVENTS; k++) {
       const sequence = k + 1;
       if (busy) await hub.ask({ type: 'flood', ...busy, bytes: FLOOD_KB * 1024 });
-      // The same pause in every scenario: lets the streamed text go out before the event.
-      await sleep(50);
+      // The same pause in every scenario: the streamed text goes out (or piles up) before the event, not during it.
+      await sleep(200);
       const { started } = await publisher.ask<{ started: string }>({ type: 'publish', sessionId });
       await waitFor(() => receipts.count(sequence) === subscribers, 120_000, `event ${sequence} at every subscriber`);
       if (k === 0) continue; // warm-up

@@ -75,8 +75,7 @@ export class SubscriptionExecutor {
     let group = this.groups.get(key);
     if (!group || group.isClosed) {
       const requestId = `live-${randomUUID()}`;
-      // The group keeps what executing an event needs, not the subscriber's whole context.
-      const operation: Operation = {
+      const operation: SharedOperation = {
         schema: args.schema,
         document: args.document,
         operationName: args.operationName ?? null,
@@ -98,7 +97,7 @@ export class SubscriptionExecutor {
     return { live: group.join(source, sink) };
   };
 
-  private async execute(operation: Operation, event: unknown, caller: Caller, loaders: Loaders): Promise<Buffer> {
+  private async execute(operation: SharedOperation, event: unknown, caller: Caller, loaders: Loaders): Promise<Buffer> {
     this.executions++;
     const { services, budget, requestId } = operation;
     const context: GraphQLContext = { caller, services, loaders, requestId, budget: budget.fresh() };
@@ -120,7 +119,8 @@ export class SubscriptionExecutor {
   }
 }
 
-interface Operation {
+/** What a group needs to execute its events: the operation, not the first subscriber's whole context. */
+interface SharedOperation {
   readonly schema: ExecutionArgs['schema'];
   readonly document: DocumentNode;
   readonly operationName: string | null;
