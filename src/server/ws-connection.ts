@@ -106,7 +106,9 @@ export class Connection {
       return;
     }
     const size = headBytes + payload.length + 1;
-    const frame = Buffer.allocUnsafe(size);
+    // A frame that will wait behind others gets memory of its own: a slice of the shared pool
+    // would keep the whole 8 KiB slab (and the other sockets' frames in it) alive while it waits.
+    const frame = buffered > 0 ? Buffer.allocUnsafeSlow(size) : Buffer.allocUnsafe(size);
     frame.write(head, 0, headBytes);
     payload.copy(frame, headBytes);
     frame[size - 1] = CLOSING_BRACE;
