@@ -1,186 +1,150 @@
-import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import { issueToken } from '../src/server/auth';
+import { PhaseProfiler } from './fanout-profiler';
+import { fastSubscriber, Receipts, ServerProcess, SlowReader, waitFor, type ServerStats } from './fanout-clients';
 
 /**
  * Fan-out of turn status events to N WebSocket subscribers of one session.
  *
- *   npm run bench:build && node dist-bench/bench/fanout.bench.js
- *   BENCH_SUBSCRIBERS=1000,10000 BENCH_EVENTS=10 \
+ *   npm run bench:fanout
+ *   BENCH_SUBSCRIBERS=1000,10000 BENCH_EVENTS=10 BENCH_ROUNDS=3 \
  *   BENCH_REDIS_URL=redis://127.0.0.1:6379 BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/test \
  *     node dist-bench/bench/fanout.bench.js
  *
- * BENCH_SCENARIOS=shared,baseline,redis picks scenarios (all by default). For each N, in one run:
- *   - one instance, shared execution (the default): one execution per event, sent to all;
- *   - one instance, per-subscriber execution (WS_SHARED_EXECUTION=false): the baseline,
- *     what graphql-ws does by itself (one execution, with its own DataLoaders, per subscriber);
- *   - two instances through Redis (when BENCH_REDIS_URL and BENCH_MYSQL_URL are set): the
+ * BENCH_SCENARIOS picks scenarios (default baseline,gateway,slow,per-subscriber,redis):
+ *   - baseline: a bare node:http + ws server (fanout-baseline-server.ts) pushing one prebuilt
+ *     frame to every socket, to the same clients: the floor for these sockets on this machine;
+ *   - gateway: one instance as configured by default (shared execution), NODE_ENV=production;
+ *   - slow: the same, plus BENCH_SLOW clients that follow the session AND a turn streaming
+ *     BENCH_FLOOD_KB of text before each event, and never read: the gateway must drop them
+ *     (close code 4413) without the others' latency moving; afterwards each reads again,
+ *     sees the close code, and resumes with afterEventId to check it lost nothing;
+ *   - per-subscriber: WS_SHARED_EXECUTION=false (one execution per subscriber), for comparison;
+ *   - redis: two instances through Redis and MySQL (BENCH_REDIS_URL and BENCH_MYSQL_URL): the
  *     event is committed on instance A, the subscribers are connected to instance B.
- * Latency is from just before the status change is written to the moment each subscriber
- * has the message (so it includes the commit); RSS is the subscribers' server process.
- * The clients run in this process, on the same cores as the servers.
+ * Subscribers are org admins (BENCH_ROLE=user: ordinary users), 20 sockets per user (the default WS_MAX_CONNECTIONS_PER_USER),
+ * so every limit keeps its default. Latency is from just before the status change is written
+ * (the baseline: just before it builds its frame) to the moment each subscriber has the
+ * message. RSS per subscriber is the server's growth from before the clients connected to
+ * after they all subscribed, both after a GC. The clients run in this process, on the same
+ * cores as the servers; BENCH_ROUNDS repeats baseline and gateway and reports the median ratio.
  */
 const SIZES = (process.env.BENCH_SUBSCRIBERS ?? '1000,10000').split(',').map(Number);
-/** Which scenarios to run: shared, baseline, redis (all by default). */
-const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'shared,baseline,redis').split(','));
+const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'baseline,gateway,slow,per-subscriber,redis').split(','));
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+const SLOW = Number(process.env.BENCH_SLOW ?? 20);
+const FLOOD_KB = Number(process.env.BENCH_FLOOD_KB ?? 1024);
 const REDIS = process.env.BENCH_REDIS_URL;
 const MYSQL = process.env.BENCH_MYSQL_URL;
+/** Writes a heap snapshot (all subscribed) and a CPU profile (publishing phase) of each server here. */
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
+const clientProfiler = new PhaseProfiler(PROFILE_DIR);
 const SECRET = 'bench-secret-bench-secret-bench-secret!!';
 const CONNECT_CONCURRENCY = 250;
-const QUERY = `subscription W($sessionId: ID!) {
-  turnStatusChanged(sessionId: $sessionId) {
-    eventId sequenceNumber previousStatus status statusTimeStamp createdByUser { id text }
-    turn { id status sequenceNumber instructionSummary }
-    session { id name turnCount lastTurnStatus ownerUser { id text } }
-  }
-}`;
+const SOCKETS_PER_USER = 20;
+/**
+ * admin (default): org admins, who all see the same and so share one group per operation.
+ * user: ordinary users of a public session; each user's results are computed for them
+ * alone (one group per user: 500 groups for 10,000 subscribers).
+ */
+const ROLE = process.env.BENCH_ROLE ?? 'admin';
 
-class Server {
-  private next = 1;
-  private readonly pending = new Map<number, (reply: Record<string, unknown>) => void>();
-  private constructor(
-    readonly child: ChildProcess,
-    readonly url: string,
-  ) {
-    child.on('message', (m: Record<string, unknown>) => this.pending.get(m.id as number)?.(m));
-  }
-
-  static start(env: Record<string, string>): Promise<Server> {
-    const child = fork(join(__dirname, 'fanout-server.js'), [], {
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', JWT_SECRET: SECRET, LOG_LEVEL: 'error', ...env },
-      execArgv: ['--expose-gc'],
-    });
-    return new Promise((resolve, reject) => {
-      child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
-      child.once('message', (m: { url: string }) => resolve(new Server(child, m.url)));
-    });
-  }
-
-  ask<T extends Record<string, unknown>>(command: Record<string, unknown>): Promise<T> {
-    const id = this.next++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, (reply) => {
-        this.pending.delete(id);
-        if (reply.error) reject(new Error(String(reply.error)));
-        else resolve(reply as T);
-      });
-      this.child.send({ ...command, id });
-    });
-  }
-
-  stop(): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.child.exitCode !== null) return resolve();
-      this.child.once('exit', () => resolve());
-      this.child.kill('SIGTERM');
-    });
-  }
-}
-
-interface Stats extends Record<string, unknown> {
-  rss: number;
-  subscribers: number;
-  connections: number;
-  executions: number;
-}
-
-/** Receipt times (hrtime ns) per turn sequence number, over all sockets. */
-class Receipts {
-  readonly bySequence = new Map<number, bigint[]>();
-  record(sequence: number, at: bigint): void {
-    let list = this.bySequence.get(sequence);
-    if (!list) this.bySequence.set(sequence, (list = []));
-    list.push(at);
-  }
-  count(sequence: number): number {
-    return this.bySequence.get(sequence)?.length ?? 0;
-  }
-}
-
-function subscriber(url: string, token: string, sessionId: string, receipts: Receipts): Promise<WebSocket> {
-  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
-  return new Promise((resolve, reject) => {
-    ws.once('error', reject);
-    ws.once('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${token}` } })));
-    ws.on('message', (data) => {
-      const at = process.hrtime.bigint();
-      const text = String(data);
-      if (text.startsWith('{"id"')) {
-        // Cheaper than JSON.parse on 10,000 sockets: the sequence number is all we need.
-        const match = /"sequenceNumber":(\d+)/.exec(text);
-        if (match) receipts.record(Number(match[1]), at);
-        return;
-      }
-      if (text.includes('"connection_ack"')) {
-        ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: QUERY, variables: { sessionId } } }));
-        resolve(ws);
-      }
-    });
-  });
-}
-
-async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+type Kind = 'baseline' | 'gateway' | 'slow' | 'per-subscriber' | 'redis';
 
 interface Result {
   readonly p50: number;
   readonly p99: number;
   readonly allReceivedP50: number;
-  readonly rssPerConnectionKb: number;
+  /** Median over events of the first receipt: the server's fixed cost per event before any frame goes out. */
+  readonly firstReceivedP50: number;
+  readonly rssPerSubscriberKb: number;
   readonly executionsPerEvent: number;
+  readonly serialisationsPerEvent: number;
+  readonly load: string;
+  readonly slow?: string;
 }
 
-async function scenario(subscribers: number, options: { shared: boolean; redis: boolean }): Promise<Result> {
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+const median = (values: number[]) => quantile([...values].sort((a, b) => a - b), 0.5);
+const load = () => loadavg()[0]!.toFixed(1);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const token = (userId: string) => issueToken({ userId, orgId: 'bench', roles: ROLE === 'admin' ? ['admin'] : [] }, SECRET);
+/** One token per SOCKETS_PER_USER subscribers. */
+const tokens = (n: number) => Array.from({ length: Math.ceil(n / SOCKETS_PER_USER) }, (_, u) => token(`bench-admin-${u}`));
+
+async function createMysqlDatabase(): Promise<string> {
+  const name = `gw_fanout_${process.pid}_${randomUUID().slice(0, 8)}`;
+  const conn = await createConnection({ uri: MYSQL! });
+  await conn.query(`CREATE DATABASE ${name}`);
+  await conn.end();
+  const u = new URL(MYSQL!);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function dropMysqlDatabase(url: string): Promise<void> {
+  const conn = await createConnection({ uri: MYSQL! });
+  await conn.query(`DROP DATABASE ${new URL(url).pathname.slice(1)}`);
+  await conn.end();
+}
+
+async function scenario(kind: Kind, subscribers: number): Promise<Result> {
+  const loadBefore = load();
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-fanout-'));
-  let databaseUrl: string | null = null;
-  if (options.redis) {
-    const name = `gw_fanout_${process.pid}_${randomUUID().slice(0, 8)}`;
-    const conn = await createConnection({ uri: MYSQL! });
-    await conn.query(`CREATE DATABASE ${name}`);
-    await conn.end();
-    const u = new URL(MYSQL!);
-    u.pathname = `/${name}`;
-    databaseUrl = u.toString();
-  }
+  const databaseUrl = kind === 'redis' ? await createMysqlDatabase() : null;
   const env: Record<string, string> = {
+    NODE_ENV: 'production',
+    JWT_SECRET: SECRET,
     DATA_DIR: dataDir,
-    WS_SHARED_EXECUTION: String(options.shared),
+    WS_SHARED_EXECUTION: String(kind !== 'per-subscriber'),
     // Ten thousand sockets answering pings would add noise; the measurement is the fan-out.
     WS_KEEPALIVE_MS: '0',
-    ...(options.redis ? { REDIS_URL: REDIS!, REDIS_KEY_PREFIX: `bench-${randomUUID()}:`, DATABASE_URL: databaseUrl! } : {}),
+    ...(PROFILE_DIR ? { BENCH_PROFILE_DIR: PROFILE_DIR } : {}),
+    ...(databaseUrl ? { REDIS_URL: REDIS!, REDIS_KEY_PREFIX: `bench-${randomUUID()}:`, DATABASE_URL: databaseUrl } : {}),
   };
-  const hub = await Server.start(env);
-  const publisher = options.redis ? await Server.start(env) : hub;
+  const script = kind === 'baseline' ? 'fanout-baseline-server.js' : 'fanout-server.js';
+  const hub = await ServerProcess.start(script, env);
+  const publisher = databaseUrl ? await ServerProcess.start(script, env) : hub;
   const sockets: WebSocket[] = [];
+  const slowReaders: SlowReader[] = [];
   try {
     const { sessionId } = await publisher.ask<{ sessionId: string }>({ type: 'session' });
-    const before = await hub.ask<Stats>({ type: 'stats' });
+    const busy = kind === 'slow' ? await hub.ask<{ sessionId: string; turnId: string }>({ type: 'busyTurn' }) : null;
+    const before = await hub.stats();
     const receipts = new Receipts();
-    const token = issueToken({ userId: 'bench-admin', orgId: 'bench', roles: ['admin'] }, SECRET);
+    const credentials = tokens(subscribers);
     for (let i = 0; i < subscribers; i += CONNECT_CONCURRENCY) {
-      const batch = Math.min(CONNECT_CONCURRENCY, subscribers - i);
-      sockets.push(...(await Promise.all(Array.from({ length: batch }, () => subscriber(hub.url, token, sessionId, receipts)))));
+      const batch = Array.from({ length: Math.min(CONNECT_CONCURRENCY, subscribers - i) }, (_, j) =>
+        fastSubscriber(hub.url, credentials[Math.floor((i + j) / SOCKETS_PER_USER)]!, sessionId, receipts),
+      );
+      sockets.push(...(await Promise.all(batch)));
     }
-    await waitFor(async () => (await hub.ask<Stats>({ type: 'stats' })).subscribers === subscribers, 60_000, 'every subscription');
-    const after = await hub.ask<Stats>({ type: 'stats' });
+    if (busy) {
+      // A user of their own each, so that resuming later is not refused by the per-user limit.
+      for (let i = 0; i < SLOW; i++) slowReaders.push(await SlowReader.connect(hub.url, token(`bench-slow-${i}`), sessionId, busy));
+    }
+    const expected = subscribers + (busy ? 2 * SLOW : 0);
+    await waitFor(async () => (await hub.stats()).subscribers === expected, 120_000, 'every subscription');
+    const after = await hub.stats();
+    const label = `${kind}-${subscribers}-${process.pid}`;
+    await hub.ask({ type: 'profile', action: 'heap', label });
+    await hub.ask({ type: 'profile', action: 'start', label });
+    await clientProfiler.start();
 
     const latencies: number[] = [];
     const allReceived: number[] = [];
+    const firstReceived: number[] = [];
     for (let k = 0; k <= EVENTS; k++) {
       const sequence = k + 1;
+      if (busy) await hub.ask({ type: 'flood', ...busy, bytes: FLOOD_KB * 1024 });
+      // The same pause in every scenario: the streamed text goes out (or piles up) before the event, not during it.
+      await sleep(200);
       const { started } = await publisher.ask<{ started: string }>({ type: 'publish', sessionId });
       await waitFor(() => receipts.count(sequence) === subscribers, 120_000, `event ${sequence} at every subscriber`);
       if (k === 0) continue; // warm-up
@@ -188,45 +152,95 @@ async function scenario(subscribers: number, options: { shared: boolean; redis: 
       const ms = (receipts.bySequence.get(sequence) ?? []).map((at) => Number(at - t0) / 1e6);
       latencies.push(...ms);
       allReceived.push(Math.max(...ms));
+      firstReceived.push(Math.min(...ms));
     }
-    const end = await hub.ask<Stats>({ type: 'stats' });
+    await hub.ask({ type: 'profile', action: 'stop', label });
+    await clientProfiler.stop(`${label}-clients`);
+    const end = await hub.stats();
+    const slow = busy ? await checkSlowReaders(hub, slowReaders, sessionId, receipts, end) : undefined;
     latencies.sort((a, b) => a - b);
     allReceived.sort((a, b) => a - b);
+    firstReceived.sort((a, b) => a - b);
     return {
       p50: quantile(latencies, 0.5),
       p99: quantile(latencies, 0.99),
       allReceivedP50: quantile(allReceived, 0.5),
-      rssPerConnectionKb: (after.rss - before.rss) / subscribers / 1024,
+      firstReceivedP50: quantile(firstReceived, 0.5),
+      rssPerSubscriberKb: (after.rss - before.rss) / subscribers / 1024,
       executionsPerEvent: (end.executions - after.executions) / (EVENTS + 1),
+      serialisationsPerEvent: (end.serialisations - after.serialisations) / (EVENTS + 1),
+      load: `${loadBefore}->${load()}`,
+      ...(slow ? { slow } : {}),
     };
   } finally {
     await hub.stop();
     if (publisher !== hub) await publisher.stop();
     for (const socket of sockets) socket.terminate();
-    if (databaseUrl) {
-      const conn = await createConnection({ uri: MYSQL! });
-      await conn.query(`DROP DATABASE ${new URL(databaseUrl).pathname.slice(1)}`);
-      await conn.end();
-    }
+    for (const reader of slowReaders) reader.terminate();
+    if (databaseUrl) await dropMysqlDatabase(databaseUrl);
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
-const row = (label: string, n: number, r: Result) =>
-  `${label.padEnd(50)} ${String(n).padStart(6)}   p50 ${r.p50.toFixed(1).padStart(7)} ms   p99 ${r.p99.toFixed(1).padStart(7)} ms   all-received p50 ${r.allReceivedP50.toFixed(1).padStart(7)} ms   ${r.rssPerConnectionKb.toFixed(1).padStart(5)} KB RSS/conn   ${r.executionsPerEvent.toFixed(0).padStart(5)} executions/event`;
+/** Every slow reader was dropped with 4413, and resuming from its last event id lost nothing and repeated nothing. */
+async function checkSlowReaders(hub: ServerProcess, readers: SlowReader[], sessionId: string, receipts: Receipts, stats: ServerStats): Promise<string> {
+  const first = receipts.eventIds.get(1)!;
+  const last = receipts.eventIds.get(EVENTS + 1)!;
+  const codes = new Map<number, number>();
+  // All at once: the server closes a socket whose close handshake does not finish within 30 s.
+  for (const code of await Promise.all(readers.map((reader) => reader.drain(60_000)))) codes.set(code, (codes.get(code) ?? 0) + 1);
+  const beforeDrop = readers.reduce((n, reader) => n + reader.eventIds.length, 0);
+  for (const [i, reader] of readers.entries()) {
+    await reader.resume(hub.url, token(`bench-slow-${i}`), sessionId, first - 1, last, 60_000);
+    const want = Array.from({ length: last - first + 1 }, (_, j) => first + j);
+    if (JSON.stringify(reader.eventIds) !== JSON.stringify(want)) throw new Error(`slow reader ${i} got ${JSON.stringify(reader.eventIds)}, want ${JSON.stringify(want)}`);
+  }
+  const closes = [...codes].map(([code, n]) => `${n}x ${code}`).join(', ');
+  return `${readers.length} slow readers: ${stats.slowConsumersDropped} dropped by the server, closed with ${closes}; ${(beforeDrop / readers.length).toFixed(1)} events each before the drop, all ${last - first + 1} after resuming, none twice`;
+}
+
+const LABELS: Record<Kind, string> = {
+  baseline: 'bare ws server, one prebuilt frame (baseline)',
+  gateway: 'gateway, one instance',
+  slow: `gateway, one instance, + ${SLOW} slow readers`,
+  'per-subscriber': 'gateway, WS_SHARED_EXECUTION=false',
+  redis: 'gateway, two instances through Redis (MySQL)',
+};
+const row = (kind: Kind, n: number, r: Result) =>
+  `${LABELS[kind].padEnd(46)} ${String(n).padStart(6)}  p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms  first ${r.firstReceivedP50.toFixed(1).padStart(5)} ms  all-received p50 ${r.allReceivedP50.toFixed(1).padStart(6)} ms  ${r.rssPerSubscriberKb.toFixed(1).padStart(5)} KB RSS/sub  ${r.executionsPerEvent.toFixed(0).padStart(5)} exec/event  ${r.serialisationsPerEvent.toFixed(0).padStart(5)} serialised/event  load ${r.load}` +
+  (r.slow ? `\n${''.padEnd(46)} (exec and serialised/event include the streamed text's deltas)\n${''.padEnd(46)} ${r.slow}` : '');
+const ratio = (what: string, a: Result, b: Result) =>
+  `${''.padEnd(46)} ${what}: p50 ${(a.p50 / b.p50).toFixed(2)}x  p99 ${(a.p99 / b.p99).toFixed(2)}x  RSS/sub ${(a.rssPerSubscriberKb - b.rssPerSubscriberKb).toFixed(1)} KB over`;
 
 async function main(): Promise<void> {
-  console.log(`fan-out of turnStatusChanged: ${EVENTS} events (after one warm-up) per scenario; latency = write start -> receipt`);
+  console.log(`fan-out of turnStatusChanged: ${EVENTS} events (after one warm-up) per scenario; latency = write start -> receipt; subscribers: ${ROLE}s, ${SOCKETS_PER_USER} sockets each; load = 1-minute load average before->after`);
   if (!REDIS || !MYSQL) console.log('two-instance scenario skipped: set BENCH_REDIS_URL and BENCH_MYSQL_URL');
+  const has = (kind: Kind) => SCENARIOS.has(kind) && (kind !== 'redis' || Boolean(REDIS && MYSQL));
   for (const n of SIZES) {
-    const shared = SCENARIOS.has('shared') ? await scenario(n, { shared: true, redis: false }) : null;
-    if (shared) console.log(row('one instance, shared execution', n, shared));
-    const baseline = SCENARIOS.has('baseline') ? await scenario(n, { shared: false, redis: false }) : null;
-    if (baseline) console.log(row('one instance, per-subscriber execution (baseline)', n, baseline));
-    if (shared && baseline) console.log(`${''.padEnd(50)} ${''.padStart(6)}   shared / baseline p50: ${(shared.p50 / baseline.p50).toFixed(2)}x   p99: ${(shared.p99 / baseline.p99).toFixed(2)}x`);
-    if (REDIS && MYSQL && SCENARIOS.has('redis')) {
-      console.log(row('two instances through Redis (MySQL), shared', n, await scenario(n, { shared: true, redis: true })));
+    const p99Ratios: number[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      if (ROUNDS > 1) console.log(`round ${round}/${ROUNDS}`);
+      const run = async (kind: Kind) => {
+        if (!has(kind)) return null;
+        const result = await scenario(kind, n);
+        console.log(row(kind, n, result));
+        return result;
+      };
+      const baseline = await run('baseline');
+      const gateway = await run('gateway');
+      if (baseline && gateway) {
+        console.log(ratio('gateway / baseline', gateway, baseline));
+        p99Ratios.push(gateway.p99 / baseline.p99);
+      }
+      const slow = await run('slow');
+      if (slow && gateway) console.log(`${''.padEnd(46)} with slow readers / without: p50 ${(slow.p50 / gateway.p50).toFixed(2)}x  p99 ${(slow.p99 / gateway.p99).toFixed(2)}x`);
+      if (slow && baseline) console.log(ratio('with slow readers / baseline', slow, baseline));
+      if (round === 1) {
+        await run('per-subscriber');
+        await run('redis');
+      }
     }
+    if (p99Ratios.length > 1) console.log(`${n} subscribers: gateway / baseline p99, median of ${p99Ratios.length} rounds: ${median(p99Ratios).toFixed(2)}x (${p99Ratios.map((r) => r.toFixed(2)).join(', ')})`);
   }
 }
 

@@ -1,254 +1,231 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { seededRandom as random } from '../src/domain/seeded-random';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { createLogger } from '../src/logger';
-import { matchesPathPrefix } from '../src/retrieval/chunk-filter';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { EmbeddedVectorStore } from '../src/retrieval/embedded-vector-store.adapter';
+import type { Embedder, EmbeddingKind } from '../src/retrieval/embedder.port';
 import { ingestTree } from '../src/retrieval/ingest';
 import { LocalHashEmbedder } from '../src/retrieval/local-embedder.adapter';
-import { VectorRetriever } from '../src/retrieval/vector-retriever';
-import { VectorTable } from '../src/retrieval/vector-table';
-import type { ChunkFilter, ChunkPayload, ChunkPoint, EmbeddingSpace, VectorStore } from '../src/retrieval/vector-store.port';
+import type { ChunkFilter } from '../src/retrieval/vector-store.port';
+import { CodeGenerator, generateTree, type Definition } from './code-tree';
+import { CapturingStore, ExactScan, type ExactHit } from './exact-scan';
+import { ModelLikeEmbedder } from './model-embedder';
+import type { Memory, ReaderHit, ReaderJob, ReaderReport } from './retrieval-reader';
 
 /**
- * Embedded retrieval at repository scale: a generated code base of BENCH_CHUNKS chunks
- * (default 50,000) is ingested with the local embedder into the embedded index, then
- * queried. Baseline in the same run: the textbook JS version of the same search (array of
- * objects with number[] vectors, cosine with norms per pair, score everything, filter
- * afterwards, sort everything) over the same vectors.
+ * Embedded retrieval at repository scale. A generated code base of about BENCH_CHUNKS chunks
+ * (default 50,000) is ingested into the embedded index, once per embedder in
+ * BENCH_EMBEDDERS: `model` (1,536-dimension model-like embeddings, see model-embedder.ts)
+ * and `local` (the 1,024-dimension hashing embedder). A separate process then opens the
+ * index as a restarted gateway would and answers "where is <function> defined?" queries,
+ * unfiltered and filtered, reporting its latency and memory (retrieval-reader.ts).
  *
- * At the end, the same search over dense model-sized vectors (BENCH_DENSE_DIMENSION).
+ * Baseline, in the same run: a hand-written exact scan over the same vectors (exact-scan.ts),
+ * which is also the ground truth for recall@8 of the index's answers.
  *
- *   npm run bench:build --silent && node dist-bench/bench/retrieval.bench.js
- *   BENCH_CHUNKS=10000 BENCH_QUERIES=300 node dist-bench/bench/retrieval.bench.js
+ *   npm run bench:retrieval
+ *   BENCH_CHUNKS=500000 BENCH_EMBEDDERS=model BENCH_QUERIES=200 npm run bench:retrieval
  */
 const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 50_000);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 500);
-const BASELINE_QUERIES = Number(process.env.BENCH_BASELINE_QUERIES ?? 100);
+const EMBEDDERS = (process.env.BENCH_EMBEDDERS ?? 'model,local').split(',').map((s) => s.trim());
 const LIMIT = 8;
-/** Size of the dense vectors timed at the end (0 skips them). */
-const DENSE_DIMENSION = Number(process.env.BENCH_DENSE_DIMENSION ?? 1536);
+const REPO = 'acme/platform';
 
-/** 300-line files cut into 60-line chunks with 10 lines overlap: 6 chunks per file. */
-const LINES_PER_FILE = 300;
-const CHUNKS_PER_FILE = 6;
-
-const SERVICES = ['billing', 'identity', 'catalog', 'shipping', 'search', 'notifications', 'reporting', 'gateway'];
-const LANGUAGES = [
-  { ext: 'ts', language: 'typescript' },
-  { ext: 'py', language: 'python' },
-  { ext: 'go', language: 'go' },
-  { ext: 'java', language: 'java' },
+const MODES: { name: string; filter: ChunkFilter }[] = [
+  { name: 'no filter', filter: {} },
+  // One service of eight, one language of four: ~1/32 of the chunks.
+  { name: 'repo+language+path', filter: { repo: REPO, language: 'typescript', pathPrefix: 'services/billing' } },
+  // One area of one service, one language: ~1/128.
+  { name: 'narrow path+language', filter: { language: 'typescript', pathPrefix: 'services/billing/core' } },
 ];
 
+const MB = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MB`;
+const percentile = (ms: readonly number[], q: number) => {
+  const sorted = [...ms].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+};
+const fmt = (ms: readonly number[]) => `p50 ${percentile(ms, 0.5).toFixed(2).padStart(7)} ms  p99 ${percentile(ms, 0.99).toFixed(2).padStart(7)} ms`;
+const seconds = (t0: number) => (performance.now() - t0) / 1000;
 
-interface Definition {
-  readonly name: string;
-  readonly path: string;
-  /** 1-based line of `function name(`. */
-  readonly line: number;
+function makeEmbedder(name: string): Embedder {
+  if (name === 'model') return new ModelLikeEmbedder();
+  if (name === 'local') return new LocalHashEmbedder();
+  throw new Error(`unknown embedder "${name}" in BENCH_EMBEDDERS (model, local)`);
 }
 
-/** Writes a code base of about `chunks` chunks and returns where each function is defined. */
-function generateTree(root: string, chunks: number): Definition[] {
-  const next = random(42);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
-  const consonants = ['b', 'c', 'd', 'f', 'g', 'h', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'w', 'z', 'st', 'tr', 'ch'];
-  const vowels = ['a', 'e', 'i', 'o', 'u', 'ai', 'ou'];
-  const syllables = consonants.flatMap((c) => vowels.map((v) => c + v));
-  const word = () => Array.from({ length: 2 + Math.floor(next() * 2) }, () => pick(syllables)).join('');
-  const words = Array.from({ length: 3000 }, word);
-  const cap = (w: string) => w[0]!.toUpperCase() + w.slice(1);
-  const verbs = ['parse', 'load', 'build', 'apply', 'resolve', 'compute', 'render', 'sync', 'validate', 'merge'];
-  const definitions: Definition[] = [];
-  const names: string[] = [];
-  const taken = new Set<string>();
-  const files = Math.ceil(chunks / CHUNKS_PER_FILE);
-  for (let f = 0; f < files; f++) {
-    const service = SERVICES[f % SERVICES.length]!;
-    const { ext } = LANGUAGES[Math.floor(f / SERVICES.length) % LANGUAGES.length]!;
-    const path = `services/${service}/${pick(['core', 'api', 'store', 'jobs'])}/${word()}_${f}.${ext}`;
-    const lines: string[] = [];
-    while (lines.length < LINES_PER_FILE) {
-      let name: string;
-      do name = `${pick(verbs)}${cap(pick(words))}${cap(pick(words))}`;
-      while (taken.has(name));
-      taken.add(name);
-      definitions.push({ name, path, line: lines.length + 1 });
-      lines.push(`export function ${name}(${pick(words)}: ${cap(pick(words))}): ${cap(pick(words))} {`);
-      for (let i = 0; i < 10; i++) {
-        const callee = names.length > 0 && next() < 0.3 ? pick(names) : `${pick(words)}.${pick(words)}`;
-        lines.push(`  const ${pick(words)} = ${callee}(${pick(words)}, '${pick(words)} ${pick(words)}', ${Math.floor(next() * 1000)});`);
-      }
-      lines.push(`  return ${pick(words)};`, '}', '');
-      names.push(name);
-    }
-    const text = lines.slice(0, LINES_PER_FILE).join('\n') + '\n';
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), text);
+/** Counts the documents an ingest embeds. */
+class CountingEmbedder implements Embedder {
+  documents = 0;
+  constructor(private readonly inner: Embedder) {}
+  get id() {
+    return this.inner.id;
   }
-  return definitions.filter((d) => d.line <= LINES_PER_FILE - 13);
-}
-
-/** Passes everything through, remembering the points and how long the store took. */
-class TimedStore implements VectorStore {
-  readonly points: ChunkPoint[] = [];
-  storeMs = 0;
-  constructor(private readonly inner: VectorStore) {}
-  ensureCollection(c: string, s: EmbeddingSpace) {
-    return this.inner.ensureCollection(c, s);
+  get dimension() {
+    return this.inner.dimension;
   }
-  async upsert(c: string, s: EmbeddingSpace, points: readonly ChunkPoint[]) {
-    this.points.push(...points);
-    const t0 = performance.now();
-    await this.inner.upsert(c, s, points);
-    this.storeMs += performance.now() - t0;
-  }
-  deleteByIds(c: string, ids: readonly string[]) {
-    return this.inner.deleteByIds(c, ids);
-  }
-  deleteFiles(c: string, repo: string, paths: readonly string[]) {
-    return this.inner.deleteFiles(c, repo, paths);
-  }
-  setFileHash(c: string, ids: readonly string[], h: string) {
-    return this.inner.setFileHash(c, ids, h);
-  }
-  listChunks(c: string, repo: string) {
-    return this.inner.listChunks(c, repo);
-  }
-  search(c: string, s: EmbeddingSpace, v: Float32Array, f: ChunkFilter, k: number) {
-    return this.inner.search(c, s, v, f, k);
-  }
-  close() {
-    return this.inner.close();
+  embed(texts: readonly string[], kind: EmbeddingKind) {
+    if (kind === 'document') this.documents += texts.length;
+    return this.inner.embed(texts, kind);
   }
 }
 
-interface NaiveRow {
-  readonly id: string;
-  readonly vector: number[];
-  readonly payload: ChunkPayload;
-}
-
-function naiveSearch(rows: readonly NaiveRow[], query: number[], filter: ChunkFilter, k: number) {
-  const norm = (v: number[]) => Math.sqrt(v.reduce((s, x) => s + x * x, 0));
-  return rows
-    .map((r) => ({ r, score: r.vector.reduce((s, x, i) => s + x * query[i]!, 0) / (norm(r.vector) * norm(query) || 1) }))
-    .filter(
-      ({ r }) =>
-        (filter.repo == null || r.payload.repo === filter.repo) &&
-        (filter.language == null || r.payload.language === filter.language) &&
-        (filter.pathPrefix == null || matchesPathPrefix(r.payload.path, filter.pathPrefix)),
-    )
-    .sort((a, b) => b.score - a.score)
-    .slice(0, k);
-}
-
-async function timed(n: number, run: (i: number) => Promise<unknown> | unknown): Promise<{ p50: number; p99: number; mean: number }> {
-  const ms: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    await run(i);
-    ms.push(performance.now() - t0);
-  }
-  ms.sort((a, b) => a - b);
-  const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(q * ms.length))]!;
-  return { p50: at(0.5), p99: at(0.99), mean: ms.reduce((a, b) => a + b, 0) / ms.length };
-}
-
-const fmt = (r: { p50: number; p99: number }) => `p50 ${r.p50.toFixed(2).padStart(8)} ms   p99 ${r.p99.toFixed(2).padStart(8)} ms`;
-
-async function main(): Promise<void> {
-  const tree = mkdtempSync(join(tmpdir(), 'gw-bench-tree-'));
-  const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-index-'));
+/** Inserts one line at the top of a 2,000-line file and counts the chunks a re-ingest embeds again. */
+async function churn(): Promise<void> {
+  const tree = mkdtempSync(join(tmpdir(), 'gw-bench-churn-'));
+  const dir = mkdtempSync(join(tmpdir(), 'gw-bench-churn-index-'));
   try {
-    let t0 = performance.now();
-    const definitions = generateTree(tree, CHUNKS);
-    console.log(`generated ${Math.ceil(CHUNKS / CHUNKS_PER_FILE)} files in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-
-    const embedder = new LocalHashEmbedder();
-    const store = new TimedStore(new EmbeddedVectorStore(join(dataDir, 'vector-index')));
-    t0 = performance.now();
-    const summary = await ingestTree({ store, embedder }, { root: tree, repo: 'acme/platform', collection: 'bench' });
-    const ingestS = (performance.now() - t0) / 1000;
-    console.log(
-      `ingest: ${summary.chunksAdded} chunks from ${summary.files} files in ${ingestS.toFixed(1)} s = ` +
-        `${(summary.chunksAdded / ingestS).toFixed(0)} chunks/s (embedded store ${(store.storeMs / 1000).toFixed(1)} s of it, ` +
-        `${(summary.chunksAdded / (store.storeMs / 1000)).toFixed(0)} chunks/s on its own)`,
-    );
-    t0 = performance.now();
-    const again = await ingestTree({ store, embedder }, { root: tree, repo: 'acme/platform', collection: 'bench' });
-    console.log(`re-ingest, nothing changed: ${again.chunksUnchanged} chunks unchanged in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-
-    // A fresh store, as a gateway starting up: the first search loads the collection.
-    const reader = new EmbeddedVectorStore(join(dataDir, 'vector-index'));
-    const space = { embedderId: embedder.id, dimension: embedder.dimension };
-    const sample = Array.from({ length: QUERIES }, (_, i) => definitions[(i * 7919) % definitions.length]!);
-    const queryVectors = await embedder.embed(sample.map((d) => d.name), 'query');
-    t0 = performance.now();
-    await reader.search('bench', space, queryVectors[0]!, {}, LIMIT);
-    console.log(`cold load of ${summary.chunksAdded} chunks by a new reader: ${(performance.now() - t0).toFixed(0)} ms`);
-
-    const filter: ChunkFilter = { repo: 'acme/platform', language: 'typescript', pathPrefix: 'services/billing' };
-    const unfiltered = await timed(QUERIES, (i) => reader.search('bench', space, queryVectors[i]!, {}, LIMIT));
-    const filtered = await timed(QUERIES, (i) => reader.search('bench', space, queryVectors[i]!, filter, LIMIT));
-    const retriever = new VectorRetriever(embedder, reader, { orgScopedCollections: false, logger: createLogger('silent') });
-    const endToEnd = await timed(QUERIES, (i) =>
-      retriever.retrieve({ orgId: 'acme', collection: 'bench', query: `where is ${sample[i]!.name} defined?`, repo: null, language: null, pathPrefix: null, limit: LIMIT }),
-    );
-
-    const naive: NaiveRow[] = store.points.map((p) => ({ id: p.id, vector: Array.from(p.vector), payload: p.payload }));
-    const naiveQueries = queryVectors.map((v) => Array.from(v));
-    const baseline = await timed(BASELINE_QUERIES, (i) => naiveSearch(naive, naiveQueries[i]!, {}, LIMIT));
-    const baselineFiltered = await timed(BASELINE_QUERIES, (i) => naiveSearch(naive, naiveQueries[i]!, filter, LIMIT));
-
-    // The same answers, or the comparison means nothing.
-    for (let i = 0; i < 20; i++) {
-      const fast = (await reader.search('bench', space, queryVectors[i]!, filter, LIMIT)).map((h) => h.id);
-      const slow = naiveSearch(naive, naiveQueries[i]!, filter, LIMIT).map((h) => h.r.id);
-      if (fast.join() !== slow.join()) throw new Error(`results differ for query ${i}: ${fast} vs ${slow}`);
-    }
-
-    // How often a query naming a function finds the chunk that defines it.
-    let found = 0;
-    for (let i = 0; i < QUERIES; i++) {
-      const d = sample[i]!;
-      const hits = await reader.search('bench', space, queryVectors[i]!, {}, LIMIT);
-      if (hits.some((h) => h.payload.path === d.path && h.payload.startLine <= d.line && d.line <= h.payload.endLine)) found++;
-    }
-
-    console.log(`\nqueries at ${summary.chunksAdded} chunks, dimension ${embedder.dimension}, top ${LIMIT}:`);
-    console.log(`  embedded index, no filter:                      ${fmt(unfiltered)}`);
-    console.log(`  embedded index, repo+language+path filter:      ${fmt(filtered)}`);
-    console.log(`  retriever end to end (embed query + search):     ${fmt(endToEnd)}`);
-    console.log(`  baseline naive JS scan, no filter:              ${fmt(baseline)}`);
-    console.log(`  baseline naive JS scan, filter after scoring:   ${fmt(baselineFiltered)}`);
-    console.log(`  speed-up at p50: ${(baseline.p50 / unfiltered.p50).toFixed(1)}x unfiltered, ${(baselineFiltered.p50 / filtered.p50).toFixed(1)}x filtered`);
-    console.log(`  "where is <function> defined?" finds the defining chunk in the top ${LIMIT}: ${((100 * found) / QUERIES).toFixed(1)}% of ${QUERIES}`);
-    await reader.close();
+    const { text } = new CodeGenerator(7).file('src/big.ts', 2000);
+    writeFileSync(join(tree, 'big.ts'), text);
+    const store = new EmbeddedVectorStore(dir);
+    const embedder = new CountingEmbedder(new LocalHashEmbedder());
+    const options = { root: tree, repo: REPO, collection: 'churn' };
+    const first = await ingestTree({ store, embedder }, options);
+    embedder.documents = 0;
+    writeFileSync(join(tree, 'big.ts'), `// Copyright header added later\n${text}`);
+    const second = await ingestTree({ store, embedder }, options);
     await store.close();
-
-    // Model embeddings are dense: every dimension of the query is read. Same row count,
-    // random unit vectors of text-embedding-3-small's size, straight into a table.
-    if (DENSE_DIMENSION > 0) {
-      const next = random(9);
-      const dense = new VectorTable(DENSE_DIMENSION, summary.chunksAdded);
-      const row = new Float32Array(DENSE_DIMENSION);
-      for (let i = 0; i < summary.chunksAdded; i++) {
-        for (let j = 0; j < DENSE_DIMENSION; j++) row[j] = next() - 0.5;
-        dense.upsert(`d${i}`, row, store.points[i]!.payload);
-      }
-      const denseQueries = Array.from({ length: 50 }, () => Float32Array.from({ length: DENSE_DIMENSION }, () => next() - 0.5));
-      const denseResult = await timed(denseQueries.length, (i) => dense.search(denseQueries[i]!, {}, LIMIT));
-      const denseFiltered = await timed(denseQueries.length, (i) => dense.search(denseQueries[i]!, filter, LIMIT));
-      console.log(`  dense ${DENSE_DIMENSION}-dimension vectors (model embeddings), no filter: ${fmt(denseResult)}`);
-      console.log(`  dense ${DENSE_DIMENSION}-dimension vectors, repo+language+path filter:  ${fmt(denseFiltered)}`);
-    }
+    console.log(
+      `one line inserted at the top of a 2,000-line file: ${embedder.documents} of ${first.chunksAdded} chunks re-embedded ` +
+        `(${second.chunksUnchanged} unchanged, ${second.chunksRemoved} removed)`,
+    );
   } finally {
     rmSync(tree, { recursive: true, force: true });
-    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function readerReport(job: ReaderJob, dir: string): ReaderReport {
+  const jobFile = join(dir, 'job.json');
+  writeFileSync(jobFile, JSON.stringify(job));
+  const child = spawnSync(process.execPath, ['--expose-gc', join(__dirname, 'retrieval-reader.js'), jobFile], {
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  if (child.status !== 0) throw new Error(`the reader process failed (${child.status ?? child.signal})`);
+  return JSON.parse(child.stdout) as ReaderReport;
+}
+
+const definedIn = (d: Definition, h: { path: string; startLine: number; endLine: number }) =>
+  h.path === d.path && h.startLine <= d.line && d.line <= h.endLine;
+
+function recallAt(found: readonly ReaderHit[][], truth: readonly ExactHit[][]): number {
+  let sum = 0;
+  for (let i = 0; i < truth.length; i++) {
+    const want = new Set(truth[i]!.map((h) => h.id));
+    if (want.size === 0) {
+      sum += 1;
+      continue;
+    }
+    sum += found[i]!.filter((h) => want.has(h.id)).length / want.size;
+  }
+  return sum / truth.length;
+}
+
+/** How model-like the vectors are: cosine of random pairs, and of each query to random chunks and to its exact neighbours. */
+function spaceStats(exact: ExactScan, queries: readonly Float32Array[], truth: readonly ExactHit[][]): string {
+  let x = 12345;
+  const rand = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0) % exact.size;
+  let pairs = 0;
+  let toRandom = 0;
+  for (let i = 0; i < 1000; i++) {
+    pairs += exact.cosine(exact.row(rand()), rand());
+    toRandom += exact.cosine(queries[i % queries.length]!, rand());
+  }
+  const mean = (at: (t: readonly ExactHit[]) => number) => (truth.reduce((s, t) => s + at(t), 0) / truth.length).toFixed(3);
+  return (
+    `cosine of random chunk pairs ${(pairs / 1000).toFixed(3)}; of a query to a random chunk ${(toRandom / 1000).toFixed(3)}, ` +
+    `to its 1st / 8th exact neighbour ${mean((t) => t[0]?.score ?? 0)} / ${mean((t) => t.at(-1)?.score ?? 0)}`
+  );
+}
+
+async function runEmbedder(name: string, tree: string, definitions: readonly Definition[]): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-bench-index-'));
+  try {
+    const embedder = makeEmbedder(name);
+    const space = { embedderId: embedder.id, dimension: embedder.dimension };
+    const exact = new ExactScan(embedder.dimension);
+    const store = new CapturingStore(new EmbeddedVectorStore(join(dir, 'vector-index')), exact);
+    console.log(`\n== ${name} embeddings: ${embedder.id}, dimension ${embedder.dimension}`);
+    let t0 = performance.now();
+    const summary = await ingestTree({ store, embedder }, { root: tree, repo: REPO, collection: 'bench' });
+    const ingestS = seconds(t0);
+    console.log(
+      `ingest: ${summary.chunksAdded} chunks from ${summary.files} files in ${ingestS.toFixed(1)} s = ` +
+        `${(summary.chunksAdded / ingestS).toFixed(0)} chunks/s (embedded store ${(store.storeMs / 1000).toFixed(1)} s of it)`,
+    );
+    t0 = performance.now();
+    const again = await ingestTree({ store, embedder }, { root: tree, repo: REPO, collection: 'bench' });
+    console.log(`re-ingest, nothing changed: ${again.chunksUnchanged} chunks unchanged in ${seconds(t0).toFixed(1)} s`);
+    await store.close();
+
+    const sample = Array.from({ length: QUERIES }, (_, i) => definitions[(i * 7919) % definitions.length]!);
+    const queries = await embedder.embed(sample.map((d) => `where is ${d.name} defined?`), 'query');
+    const queryFile = join(dir, 'queries.f32');
+    const flat = new Float32Array(queries.length * embedder.dimension);
+    queries.forEach((q, i) => flat.set(q, i * embedder.dimension));
+    writeFileSync(queryFile, new Uint8Array(flat.buffer));
+
+    const loadBefore = loadavg()[0]!;
+    t0 = performance.now();
+    const report = readerReport({ indexDir: join(dir, 'vector-index'), collection: 'bench', space, queryFile, limit: LIMIT, modes: MODES }, dir);
+    const readerS = seconds(t0);
+
+    const mem = (m: Memory) => `RSS ${MB(m.rss)}, JS heap ${MB(m.heapUsed)}, external ${MB(m.external)}`;
+    console.log(
+      `reader process (${readerS.toFixed(0)} s in all): cold load (first query) ${(report.coldLoadMs / 1000).toFixed(1)} s; ` +
+        `machine load average ${loadBefore.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after (2 cores: timings above ~2 are contended)`,
+    );
+    console.log(`  memory before opening the index: ${mem(report.before)}`);
+    console.log(`  memory with the index loaded:    ${mem(report.loaded)}  (RSS +${MB(report.loaded.rss - report.before.rss)})`);
+    console.log(`  memory after all queries:        ${mem(report.afterQueries)}  (RSS +${MB(report.afterQueries.rss - report.before.rss)})`);
+
+    console.log(`queries at ${exact.size} chunks, top ${LIMIT} (${QUERIES} queries per line):`);
+    let unfilteredTruth: ExactHit[][] = [];
+    for (const mode of MODES) {
+      const baselineMs: number[] = [];
+      const truth = queries.map((q) => {
+        const s = performance.now();
+        const hits = exact.search(q, mode.filter, LIMIT);
+        baselineMs.push(performance.now() - s);
+        return hits;
+      });
+      if (mode.name === 'no filter') unfilteredTruth = truth;
+      const index = report.modes[mode.name]!;
+      const short = index.hits.filter((h, i) => h.length < truth[i]!.length).length;
+      console.log(`  ${mode.name.padEnd(22)} embedded index ${fmt(index.ms)}   exact scan ${fmt(baselineMs)}`);
+      console.log(
+        `  ${''.padEnd(22)} p99 ratio ${(percentile(index.ms, 0.99) / percentile(baselineMs, 0.99)).toFixed(3)}, ` +
+          `recall@${LIMIT} vs the exact scan ${recallAt(index.hits, truth).toFixed(4)}` +
+          `${short > 0 ? `, ${short} queries with fewer results than the scan` : ''}`,
+      );
+    }
+    const task = (hits: readonly { path: string; startLine: number; endLine: number }[][]) =>
+      ((100 * sample.filter((d, i) => hits[i]!.some((h) => definedIn(d, h))).length) / sample.length).toFixed(1);
+    console.log(
+      `  "where is <function> defined?" finds the defining chunk in the top ${LIMIT}: ` +
+        `embedded index ${task(report.modes['no filter']!.hits)}%, exact scan ${task(unfilteredTruth)}%`,
+    );
+    console.log(`  vectors: ${spaceStats(exact, queries, unfilteredTruth)}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  await churn();
+  const tree = mkdtempSync(join(tmpdir(), 'gw-bench-tree-'));
+  try {
+    const t0 = performance.now();
+    const generated = generateTree(tree, CHUNKS);
+    console.log(`generated ${generated.files} files (${generated.chunks} chunks) in ${seconds(t0).toFixed(1)} s`);
+    for (const name of EMBEDDERS) await runEmbedder(name, tree, generated.definitions);
+  } finally {
+    rmSync(tree, { recursive: true, force: true });
+  }
+  console.log(`\nbench took ${(seconds(started) / 60).toFixed(1)} min`);
 }
 
 main().catch((e: unknown) => {

@@ -75,6 +75,8 @@ export interface LiveConfig {
   readonly wsMaxConnectionsPerUser: number;
   /** Largest WebSocket message; a larger one closes the socket with 1009. */
   readonly wsMaxPayloadBytes: number;
+  /** Bytes waiting to be sent on one WebSocket beyond which the client is dropped as too slow (4413). */
+  readonly wsMaxBufferedBytes: number;
   /** Subscribers with the same operation and visibility share one execution per event. */
   readonly wsSharedExecution: boolean;
   /** A Redis command or PING unanswered for this long counts as Redis being away. */
@@ -198,6 +200,7 @@ export function loadConfig(env: Env = process.env): Config {
       wsMaxSubscriptionsPerConnection: int(env, 'WS_MAX_SUBSCRIPTIONS_PER_CONNECTION', 100, 1, 100_000),
       wsMaxConnectionsPerUser: int(env, 'WS_MAX_CONNECTIONS_PER_USER', 20, 1, 100_000),
       wsMaxPayloadBytes: int(env, 'WS_MAX_PAYLOAD_BYTES', 65_536, 1024, 100 * 1024 * 1024),
+      wsMaxBufferedBytes: int(env, 'WS_MAX_BUFFERED_BYTES', 1024 * 1024, 16 * 1024, 1024 * 1024 * 1024),
       wsSharedExecution: bool(env, 'WS_SHARED_EXECUTION', true),
       redisTimeoutMs: int(env, 'REDIS_TIMEOUT_MS', 2_000, 50, 60_000),
     },

@@ -1,40 +1,24 @@
-import {
-  appendFileSync,
-  closeSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  truncateSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
-import { open, readFile, stat } from 'node:fs/promises';
+import { fstatSync, mkdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync, appendFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assertCollectionName, describeSpace, sameSpace, spaceMismatch } from './collection';
 import { RetrievalError } from './retrieval-error';
 import {
-  assertLittleEndian,
-  CorruptIndexError,
-  countUpserts,
-  decodeRecords,
-  encodeRecords,
-  type DecodedRecord,
-  type LogRecord,
-} from './vector-log';
-import type { ChunkFilter, ChunkPoint, EmbeddingSpace, IndexedChunk, ScoredChunk, VectorStore } from './vector-store.port';
+  decodeFile,
+  GenerationFiles,
+  isMissingFile,
+  LOG,
+  logName,
+  readMeta,
+  SNAPSHOT,
+  snapshotName,
+  writeMeta,
+  writeSnapshot,
+  type Meta,
+} from './vector-files';
+import { assertLittleEndian, CorruptIndexError, encodeRecords, type LogRecord } from './vector-log';
+import type { ChunkFilter, ChunkPlacement, ChunkPoint, EmbeddingSpace, IndexedChunk, ScoredChunk, VectorStore } from './vector-store.port';
 import { unitCopy, VectorTable } from './vector-table';
-
-interface Meta {
-  readonly format: 1;
-  readonly embedderId: string;
-  readonly dimension: number;
-  /** Names the snapshot and log in use; a compaction moves to the next one. */
-  readonly generation: number;
-}
 
 interface OpenCollection {
   readonly name: string;
@@ -43,6 +27,7 @@ interface OpenCollection {
   /** Identity of meta.json as last read; a rename by another process changes it. */
   metaStamp: string;
   table: VectorTable;
+  files: GenerationFiles;
   /** Bytes of the current log already applied to the table. */
   logOffset: number;
   snapshotBytes: number;
@@ -53,18 +38,17 @@ export interface EmbeddedVectorStoreOptions {
   readonly compactFloorBytes?: number;
 }
 
-const SNAPSHOT_WRITE_BATCH = 512;
-/** Records decoded between two yields to the event loop while a collection loads. */
-const DECODE_SLICE = 1000;
-
 /**
  * The embedded default vector store: one directory per collection under DATA_DIR, holding
- * meta.json (embedder, dimension, generation), a snapshot and an append-only log, with the
- * whole collection in memory for exact search (VectorTable). Every operation first catches
- * up with the files, so a gateway sees what `npm run ingest` (another process) wrote without
- * a restart. Loading yields to the event loop every DECODE_SLICE records, so a gateway
- * keeps answering while a large collection loads; operations on one collection run one at
- * a time. One writer process per collection, enforced by a lock file naming its pid.
+ * meta.json (embedder, dimension, generation), a snapshot and an append-only log (see
+ * vector-files.ts). In memory: what filtering and listing need and the vectors quantised to
+ * int8 (VectorTable); texts and exact float32 vectors are read back from the files for the
+ * rows a search ranks. Every operation first catches up with the files, so a gateway sees
+ * what `npm run ingest` (another process) wrote without a restart; a restart rebuilds the
+ * memory from the snapshot and log. Loading reads the files a piece at a time and yields
+ * to the event loop between small batches, so a gateway keeps answering while a large
+ * collection loads; operations on one collection run one at a time. One writer process per
+ * collection, enforced by a lock file naming its pid.
  */
 export class EmbeddedVectorStore implements VectorStore {
   private readonly collections = new Map<string, OpenCollection>();
@@ -122,9 +106,9 @@ export class EmbeddedVectorStore implements VectorStore {
     });
   }
 
-  setFileHash(collection: string, ids: readonly string[], fileHash: string): Promise<void> {
+  placeChunks(collection: string, fileHash: string, placements: readonly ChunkPlacement[]): Promise<void> {
     return this.exclusive(collection, async () => {
-      if (ids.length > 0) await this.append(await this.writable(collection), [{ op: 'file-hash', ids, fileHash }]);
+      if (placements.length > 0) await this.append(await this.writable(collection), [{ op: 'place', fileHash, placements }]);
     });
   }
 
@@ -136,7 +120,14 @@ export class EmbeddedVectorStore implements VectorStore {
     return this.exclusive(collection, async () => {
       const c = await this.sync(collection, space);
       if (!c) throw new RetrievalError('collection-missing', `vector collection "${collection}" has not been indexed yet`);
-      return c.table.search(vector, filter, limit);
+      try {
+        return c.table.search(vector, filter, limit, c.files);
+      } catch (e) {
+        if (!(e instanceof CorruptIndexError)) throw e;
+        // The files changed under the rows (a writer recovering from a torn write): read them again next time.
+        this.forget(collection);
+        throw damaged(collection, e);
+      }
     });
   }
 
@@ -144,7 +135,7 @@ export class EmbeddedVectorStore implements VectorStore {
     await Promise.all([...this.queues.values()]);
     for (const collection of this.locks) rmSync(join(this.dirOf(collection), 'writer.lock'), { force: true });
     this.locks.clear();
-    this.collections.clear();
+    for (const collection of [...this.collections.keys()]) this.forget(collection);
   }
 
   // ------------------------------------------------------------------ files
@@ -168,6 +159,11 @@ export class EmbeddedVectorStore implements VectorStore {
     return join(this.root, assertCollectionName(collection));
   }
 
+  private forget(collection: string): void {
+    this.collections.get(collection)?.files.close();
+    this.collections.delete(collection);
+  }
+
   /**
    * Brings the in-memory copy up to date with the files (a new generation is loaded, new
    * log frames are applied) and checks its embedder. Null when the collection does not exist.
@@ -182,11 +178,12 @@ export class EmbeddedVectorStore implements VectorStore {
       } catch (e) {
         // A compaction elsewhere replaced the files under us: read the new generation.
         if (isMissingFile(e) && attempt < 3) {
-          this.collections.delete(collection);
+          this.forget(collection);
           continue;
         }
         if (e instanceof CorruptIndexError) {
-          throw new RetrievalError('unavailable', `the embedded index of "${collection}" is damaged; re-run the ingest`, { cause: e });
+          this.forget(collection);
+          throw damaged(collection, e);
         }
         throw e;
       }
@@ -200,13 +197,14 @@ export class EmbeddedVectorStore implements VectorStore {
       stamp = stampOf(await stat(metaPath));
     } catch (e) {
       if (!isMissingFile(e)) throw e;
-      this.collections.delete(collection);
+      this.forget(collection);
       return null;
     }
     let c = this.collections.get(collection);
     if (!c || c.metaStamp !== stamp) {
       const meta = readMeta(metaPath);
       if (!c || c.meta.generation !== meta.generation || !sameSpace(c.meta, meta)) {
+        this.forget(collection);
         c = await this.load(collection, dir, meta, stamp);
         this.collections.set(collection, c);
       } else {
@@ -216,38 +214,34 @@ export class EmbeddedVectorStore implements VectorStore {
     return this.tail(c);
   }
 
+  /** Reads a generation's snapshot; the log is applied by `tail`. */
   private async load(name: string, dir: string, meta: Meta, metaStamp: string): Promise<OpenCollection> {
-    const snapshot = await readFile(join(dir, snapshotName(meta.generation)));
-    // Sized for the snapshot at once: growing a large table copies every vector.
-    const table = new VectorTable(meta.dimension, Math.max(1024, countUpserts(snapshot)));
-    await decodeYielding(snapshot, meta.dimension, table);
-    return { name, dir, meta, metaStamp, table, logOffset: 0, snapshotBytes: snapshot.length };
+    const files = new GenerationFiles(dir, meta.generation);
+    try {
+      const snapshotBytes = fstatSync(files.fd(SNAPSHOT)).size;
+      const table = new VectorTable(meta.dimension);
+      await decodeFile(files.fd(SNAPSHOT), 0, snapshotBytes, meta.dimension, (r, base) => table.apply(r, SNAPSHOT, base));
+      return { name, dir, meta, metaStamp, table, files, logOffset: 0, snapshotBytes };
+    } catch (e) {
+      files.close();
+      throw e;
+    }
   }
 
   /** Applies log frames written since the last look; returns the collection as now current. */
   private async tail(c: OpenCollection): Promise<OpenCollection> {
-    const file = await open(join(c.dir, logName(c.meta.generation)), 'r');
-    try {
-      const { size } = await file.stat();
-      if (size < c.logOffset) {
-        // Only a writer recovering from a torn write shortens a log: read it all again.
-        const fresh = await this.load(c.name, c.dir, c.meta, c.metaStamp);
-        this.collections.set(c.name, fresh);
-        return this.tail(fresh);
-      }
-      if (size === c.logOffset) return c;
-      const buf = Buffer.allocUnsafe(size - c.logOffset);
-      let read = 0;
-      while (read < buf.length) {
-        const { bytesRead } = await file.read(buf, read, buf.length - read, c.logOffset + read);
-        if (bytesRead === 0) break;
-        read += bytesRead;
-      }
-      c.logOffset += await decodeYielding(buf.subarray(0, read), c.meta.dimension, c.table);
-      return c;
-    } finally {
-      await file.close();
+    const size = fstatSync(c.files.fd(LOG)).size;
+    if (size < c.logOffset) {
+      // Only a writer recovering from a torn write shortens a log: read it all again.
+      this.forget(c.name);
+      const fresh = await this.load(c.name, c.dir, c.meta, c.metaStamp);
+      this.collections.set(c.name, fresh);
+      return this.tail(fresh);
     }
+    if (size > c.logOffset) {
+      c.logOffset = await decodeFile(c.files.fd(LOG), c.logOffset, size, c.meta.dimension, (r, base) => c.table.apply(r, LOG, base));
+    }
+    return c;
   }
 
   /** The collection, caught up and locked for this process's writes. */
@@ -268,7 +262,13 @@ export class EmbeddedVectorStore implements VectorStore {
   }
 
   private async append(c: OpenCollection, records: readonly LogRecord[]): Promise<void> {
-    appendFileSync(join(c.dir, logName(c.meta.generation)), encodeRecords(records, c.meta.dimension));
+    try {
+      appendFileSync(join(c.dir, logName(c.meta.generation)), encodeRecords(records, c.meta.dimension));
+    } catch (e) {
+      // Slots were planned against this copy; start from the files again.
+      this.forget(c.name);
+      throw e;
+    }
     const current = await this.tail(c);
     if (current.logOffset > Math.max(current.snapshotBytes, this.compactFloorBytes)) this.compact(current);
   }
@@ -276,32 +276,18 @@ export class EmbeddedVectorStore implements VectorStore {
   /** Writes the live rows as the next generation's snapshot and starts an empty log. */
   private compact(c: OpenCollection): void {
     const generation = c.meta.generation + 1;
-    const fd = openSync(join(c.dir, snapshotName(generation)), 'w');
-    let bytes = 0;
-    try {
-      let batch: LogRecord[] = [];
-      const flush = () => {
-        const buf = encodeRecords(batch, c.meta.dimension);
-        writeSync(fd, buf);
-        bytes += buf.length;
-        batch = [];
-      };
-      for (const row of c.table.rows()) {
-        batch.push({ op: 'upsert', id: row.id, payload: row.payload, vector: row.vector });
-        if (batch.length === SNAPSHOT_WRITE_BATCH) flush();
-      }
-      flush();
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    const locations = writeSnapshot(c.dir, generation, c.table, c.files);
     writeFileSync(join(c.dir, logName(generation)), '');
     const previous = c.meta.generation;
     c.meta = { ...c.meta, generation };
     writeMeta(c.dir, c.meta);
     c.metaStamp = stampOf(statSync(join(c.dir, 'meta.json')));
+    const files = new GenerationFiles(c.dir, generation);
+    for (const [slot, location] of locations) c.table.relocate(slot, location);
+    c.files.close();
+    c.files = files;
     c.logOffset = 0;
-    c.snapshotBytes = bytes;
+    c.snapshotBytes = fstatSync(files.fd(SNAPSHOT)).size;
     rmSync(join(c.dir, snapshotName(previous)), { force: true });
     rmSync(join(c.dir, logName(previous)), { force: true });
   }
@@ -324,70 +310,10 @@ export class EmbeddedVectorStore implements VectorStore {
   }
 }
 
-/** Applies frames to a table, letting other work run between slices; returns the bytes used. */
-async function decodeYielding(buf: Buffer, dimension: number, table: VectorTable): Promise<number> {
-  let offset = 0;
-  for (;;) {
-    let decoded = 0;
-    offset += decodeRecords(
-      buf.subarray(offset),
-      dimension,
-      (record) => {
-        decoded++;
-        apply(table, record);
-      },
-      DECODE_SLICE,
-    );
-    if (decoded < DECODE_SLICE) return offset;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-}
+const damaged = (collection: string, cause: unknown) =>
+  new RetrievalError('unavailable', `the embedded index of "${collection}" is damaged; re-run the ingest`, { cause });
 
-function apply(table: VectorTable, record: DecodedRecord): void {
-  switch (record.op) {
-    case 'upsert':
-      table.upsertBytes(record.id, record.vectorBytes, record.payload);
-      return;
-    case 'delete':
-      for (const id of record.ids) table.remove(id);
-      return;
-    case 'file-hash':
-      for (const id of record.ids) table.setFileHash(id, record.fileHash);
-      return;
-  }
-}
-
-const snapshotName = (generation: number) => `${generation}.snapshot`;
-const logName = (generation: number) => `${generation}.log`;
 const stampOf = (st: { ino: number; size: number; mtimeMs: number }) => `${st.ino}:${st.size}:${st.mtimeMs}`;
-
-function readMeta(path: string): Meta {
-  let meta: Partial<Meta>;
-  try {
-    meta = JSON.parse(readFileSync(path, 'utf8')) as Partial<Meta>;
-  } catch (e) {
-    if (isMissingFile(e)) throw e;
-    throw new CorruptIndexError(`unreadable ${path}`);
-  }
-  if (
-    meta.format !== 1 ||
-    typeof meta.embedderId !== 'string' ||
-    !Number.isInteger(meta.dimension) ||
-    !Number.isInteger(meta.generation)
-  ) {
-    throw new CorruptIndexError(`unreadable ${path}`);
-  }
-  return meta as Meta;
-}
-
-/** Replaced atomically: readers see the old or the new meta.json, never half of one. */
-function writeMeta(dir: string, meta: Meta): void {
-  const tmp = join(dir, `meta.json.${process.pid}.tmp`);
-  writeFileSync(tmp, JSON.stringify(meta));
-  renameSync(tmp, join(dir, 'meta.json'));
-}
-
-const isMissingFile = (e: unknown): boolean => (e as NodeJS.ErrnoException | null)?.code === 'ENOENT';
 
 function isAlive(pid: number): boolean {
   try {

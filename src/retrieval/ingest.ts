@@ -1,10 +1,10 @@
 import { readFile, stat } from 'node:fs/promises';
-import { chunkId, chunkLines, DEFAULT_CHUNKING, sha256, type ChunkingOptions } from './chunking';
+import { chunkLines, DEFAULT_CHUNKING, identifyChunks, sha256, type ChunkingOptions } from './chunking';
 import { assertCollectionName } from './collection';
 import type { Embedder } from './embedder.port';
 import { RetrievalError } from './retrieval-error';
 import { isBinary, languageOf, listSourceFiles } from './source-tree';
-import type { ChunkPoint, EmbeddingSpace, IndexedChunk, VectorStore } from './vector-store.port';
+import type { ChunkPlacement, ChunkPoint, EmbeddingSpace, IndexedChunk, VectorStore } from './vector-store.port';
 
 export interface IngestOptions {
   /** The working tree to index. */
@@ -42,8 +42,10 @@ export const MAX_FILE_BYTES = 1024 * 1024;
 
 /**
  * Indexes a working tree into a collection, incrementally: a file whose hash is unchanged
- * costs nothing, a changed file re-embeds only the chunks whose content hash (and so id)
- * is new, and chunks of changed, removed, ignored or now-binary files are deleted. New
+ * costs nothing, a changed file re-embeds only the chunks whose content (and so id) is new
+ * (chunk boundaries follow content, so an edit changes the chunks around it only; chunks
+ * that merely moved get their new lines), and chunks of changed, removed, ignored or
+ * now-binary files are deleted. New
  * chunks are stored before stale ones are deleted, so a search during an ingest never
  * finds a file missing. The CLI (`npm run ingest`) and CI ("index on commit") both call this.
  */
@@ -104,23 +106,21 @@ export async function ingestTree(deps: { store: VectorStore; embedder: Embedder 
       } else {
         const language = options.language ?? languageOf(file.path);
         const beforeIds = new Set(before.map((c) => c.id));
-        const kept: string[] = [];
+        const kept: ChunkPlacement[] = [];
         const now = new Set<string>();
-        for (const chunk of chunkLines(content.toString('utf8'), chunking)) {
-          const id = chunkId(repo, file.path, chunk.startLine, chunk.endLine, chunk.contentHash);
+        for (const chunk of identifyChunks(repo, file.path, chunkLines(content.toString('utf8'), chunking))) {
+          const { id, startLine, endLine, contentHash, text } = chunk;
           now.add(id);
           if (beforeIds.has(id)) {
-            kept.push(id);
+            // Same text, same vector: only its lines may have moved.
+            kept.push({ id, startLine, endLine });
             continue;
           }
-          pending.push({
-            id,
-            payload: { repo, path: file.path, startLine: chunk.startLine, endLine: chunk.endLine, language, contentHash: chunk.contentHash, fileHash, text: chunk.text },
-          });
+          pending.push({ id, payload: { repo, path: file.path, startLine, endLine, language, contentHash, fileHash, text } });
           if (pending.length >= batchSize) await flush();
         }
         chunksUnchanged += kept.length;
-        await store.setFileHash(collection, kept, fileHash);
+        await store.placeChunks(collection, fileHash, kept);
         for (const c of before) if (!now.has(c.id)) stale.push(c.id);
       }
     }

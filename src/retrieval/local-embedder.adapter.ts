@@ -1,4 +1,5 @@
 import { normalize, type Embedder, type EmbeddingKind } from './embedder.port';
+import { fmix32 } from './hashing';
 
 /**
  * A deterministic embedder that needs no model: signed feature hashing of code tokens.
@@ -194,14 +195,4 @@ function hashRange(seed: number, s: string, start: number, end: number): number 
     h = Math.imul(h, 16777619);
   }
   return h;
-}
-
-/** MurmurHash3's finaliser: spreads FNV's weak low bits over the whole word. */
-function fmix32(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
 }

@@ -2,7 +2,7 @@ import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
 import { normalizePathPrefix, pathPrefixesOf } from './chunk-filter';
 import { spaceMismatch, vectorNameOf } from './collection';
 import { RetrievalError } from './retrieval-error';
-import type { ChunkFilter, ChunkPayload, ChunkPoint, EmbeddingSpace, IndexedChunk, ScoredChunk, VectorStore } from './vector-store.port';
+import type { ChunkFilter, ChunkPayload, ChunkPlacement, ChunkPoint, EmbeddingSpace, IndexedChunk, ScoredChunk, VectorStore } from './vector-store.port';
 
 export interface QdrantOptions {
   readonly url: string;
@@ -13,6 +13,7 @@ export interface QdrantOptions {
 /** Payload fields filtered on; each gets a keyword index so filters stay fast at any size. */
 const INDEXED_FIELDS = ['repo', 'path', 'language', 'pathPrefixes'] as const;
 const SCROLL_PAGE = 1000;
+/** Points (or operations) per delete or payload request. */
 const DELETE_BATCH = 500;
 
 /**
@@ -96,9 +97,16 @@ export class QdrantVectorStore implements VectorStore {
     }
   }
 
-  async setFileHash(collection: string, ids: readonly string[], fileHash: string): Promise<void> {
-    if (ids.length === 0) return;
-    await this.client.setPayload(collection, { wait: true, payload: { fileHash }, points: [...ids] });
+  async placeChunks(collection: string, fileHash: string, placements: readonly ChunkPlacement[]): Promise<void> {
+    // Each chunk may have moved to other lines: one set_payload per point, batched per request.
+    for (let i = 0; i < placements.length; i += DELETE_BATCH) {
+      await this.client.batchUpdate(collection, {
+        wait: true,
+        operations: placements.slice(i, i + DELETE_BATCH).map((p) => ({
+          set_payload: { payload: { fileHash, startLine: p.startLine, endLine: p.endLine }, points: [p.id] },
+        })),
+      });
+    }
   }
 
   async listChunks(collection: string, repo: string): Promise<IndexedChunk[]> {

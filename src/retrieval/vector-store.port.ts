@@ -41,6 +41,13 @@ export interface IndexedChunk {
   readonly fileHash: string;
 }
 
+/** Where an unchanged chunk now sits in a new version of its file. */
+export interface ChunkPlacement {
+  readonly id: string;
+  readonly startLine: number;
+  readonly endLine: number;
+}
+
 /** Every field is optional; a null or absent field does not filter. */
 export interface ChunkFilter {
   readonly repo?: string | null;
@@ -62,8 +69,11 @@ export interface VectorStore {
   deleteByIds(collection: string, ids: readonly string[]): Promise<void>;
   /** Removes every chunk of these files of one repository. */
   deleteFiles(collection: string, repo: string, paths: readonly string[]): Promise<void>;
-  /** Records that unchanged chunks now belong to a new version of their file. */
-  setFileHash(collection: string, ids: readonly string[], fileHash: string): Promise<void>;
+  /**
+   * Records that unchanged chunks (same id, same text, same vector) now belong to a new
+   * version of their file, at these lines.
+   */
+  placeChunks(collection: string, fileHash: string, placements: readonly ChunkPlacement[]): Promise<void>;
   /** Every chunk of one repository, without vectors or text. */
   listChunks(collection: string, repo: string): Promise<IndexedChunk[]>;
   /** Exact or approximate nearest neighbours by cosine similarity, best first. */

@@ -1,9 +1,9 @@
 import type { DocumentNode } from 'graphql';
 
 /**
- * Every close code the gateway's WebSocket server sends. graphql-ws sends its own codes
- * (the same values as its CloseCode), ws sends 1009 for an oversized message, and the
- * gateway adds the per-user connection limit and the token bound.
+ * Every close code the gateway's WebSocket server sends: graphql-transport-ws's own (the
+ * same values as graphql-ws's CloseCode), 1009 for an oversized message (sent by ws), and
+ * the gateway's: the per-user connection limit, the token bound, slow consumers.
  */
 export enum GatewayCloseCode {
   /** Shutdown: the server is going away. */
@@ -23,13 +23,18 @@ export enum GatewayCloseCode {
   /** An operation id reused while it runs. */
   SubscriberAlreadyExists = 4409,
   /**
-   * A second `connection_init` on one socket (graphql-ws), or one WebSocket more than
+   * More than WS_MAX_BUFFERED_BYTES waiting to be sent: the client does not read fast enough.
+   * Its operations have ended; it reconnects and resumes with afterEventId.
+   */
+  SlowConsumer = 4413,
+  /**
+   * A second `connection_init` on one socket, or one WebSocket more than
    * WS_MAX_CONNECTIONS_PER_USER for this user on this instance (the reason says which).
    */
   TooManyRequests = 4429,
   /** The token in `connection_init` is longer than an HTTP header may be (HTTP answers 431). */
   TokenTooLarge = 4431,
-  /** An unexpected server error (graphql-ws). */
+  /** An unexpected server error. */
   InternalServerError = 4500,
 }
 

@@ -2,20 +2,19 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import {
+  execute,
+  getOperationAST,
   GraphQLError,
   NoSchemaIntrospectionCustomRule,
   specifiedRules,
   validate,
   type DocumentNode,
   type ExecutionArgs,
-  type ExecutionResult,
-  type GraphQLFormattedError,
   type GraphQLSchema,
   type ValidationRule,
 } from 'graphql';
-import type { Context } from 'graphql-ws';
-import { useServer } from 'graphql-ws/use/ws';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { GRAPHQL_TRANSPORT_WS_PROTOCOL, type SubscribePayload } from 'graphql-ws';
+import { WebSocketServer } from 'ws';
 import type { Config } from '../config';
 import type { Caller } from '../domain/caller';
 import { isDomainError } from '../domain/errors';
@@ -26,6 +25,7 @@ import type { Protection } from '../graphql/protection';
 import type { Services } from '../graphql/services';
 import type { Logger } from '../logger';
 import { authenticate } from './auth';
+import { Connection, type Accepted, type ConnectionPolicy, type Operation, type Refused } from './ws-connection';
 import { ConnectionsPerUser, DocumentCache, GatewayCloseCode, MAX_TOKEN_BYTES } from './ws-limits';
 
 export interface WebSocketDeps {
@@ -43,25 +43,21 @@ export interface GraphQLWebSocketServer {
   readonly connections: number;
   /** Estimated bytes held by the parsed-document cache. */
   readonly documentCacheBytes: number;
+  /** Sockets closed with 4413 so far because they did not read (WS_MAX_BUFFERED_BYTES). */
+  readonly slowConsumersDropped: number;
   /** Refuses new WebSocket upgrades (shutdown has begun). */
   stopAccepting(): void;
   /** Closes every connection with 1001 (going away), waiting at most `graceMs` for clients to answer. */
   close(graceMs: number): Promise<void>;
 }
 
-interface ConnectionState {
-  readonly caller: Caller;
-  /** The caller's key in the per-user connection count. */
-  readonly user: string;
-  expiry: NodeJS.Timeout | null;
-}
-
-type ConnectionParams = { readonly authorization?: unknown };
 /** Parsed documents shared by every connection; a bound in (estimated) bytes, not entries. */
 const DOCUMENT_CACHE_BYTES = 16 * 1024 * 1024;
 const PATH = '/graphql';
-/** setTimeout takes at most a signed 32-bit delay. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/** Token expiry is checked this often (a JWT's `exp` has one-second resolution anyway). */
+const EXPIRY_SWEEP_MS = 1_000;
+/** Keepalive pings go out in this many slices of the interval, not to every socket at once. */
+const PING_SLICES = 10;
 
 /**
  * GraphQL over WebSocket (graphql-transport-ws) on the HTTP server's port and path.
@@ -71,21 +67,27 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * aliases, directives) and cost check (with its variables), without introspection in
  * production. Limits per socket and user: message size (1009), token size (4431),
  * sockets per user (4429), operations at once per socket (TOO_MANY_SUBSCRIPTIONS, the
- * socket stays open). Subscriptions run through the SubscriptionExecutor; queries and
- * mutations are executed as usual, per operation.
+ * socket stays open), unsent bytes (4413, see ws-connection.ts). Subscriptions run through
+ * the SubscriptionExecutor; queries and mutations are executed as usual, per operation.
  */
 export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketServer {
   const { config, logger, services, protection, schema, executor } = deps;
   const { live } = config;
   // ws closes a socket whose message is larger with 1009 (message too big).
-  const wss = new WebSocketServer({ noServer: true, maxPayload: live.wsMaxPayloadBytes });
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: live.wsMaxPayloadBytes,
+    handleProtocols: (protocols) => (protocols.has(GRAPHQL_TRANSPORT_WS_PROTOCOL) ? GRAPHQL_TRANSPORT_WS_PROTOCOL : false),
+  });
   const rules: ValidationRule[] = [
     ...specifiedRules,
     ...protection.validationRules,
     ...(config.isProduction ? [NoSchemaIntrospectionCustomRule] : []),
   ];
-  const states = new WeakMap<Context<ConnectionParams>, ConnectionState>();
+  const connections = new Set<Connection>();
   let accepting = true;
+  let slowConsumersDropped = 0;
+  let opened = 0;
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
@@ -93,13 +95,14 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
       socket.end(`HTTP/1.1 ${accepting ? '404 Not Found' : '503 Service Unavailable'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       return;
     }
-    wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+    wss.handleUpgrade(request, socket, head, (ws) => connections.add(new Connection(ws, policy, opened++ % PING_SLICES)));
   };
   deps.httpServer.on('upgrade', onUpgrade);
 
   /** Many subscribers send the same few documents: parse and validate each once, share the AST. */
   const documents = new DocumentCache(DOCUMENT_CACHE_BYTES);
   const connectionsPerUser = new ConnectionsPerUser(live.wsMaxConnectionsPerUser);
+  const userKey = (caller: Caller) => `${caller.orgId}\n${caller.userId}`;
   const parseAndValidate = (query: string): DocumentNode | GraphQLError[] => {
     let document: DocumentNode;
     try {
@@ -115,117 +118,97 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
     }
     return document;
   };
+  const refuse = (operation: Operation, errors: readonly GraphQLError[]) =>
+    operation.error(errors.map((error) => protection.formatError(error.toJSON(), error)));
+  const format = { logger, formatError: protection.formatError };
 
-  const formatErrors = (errors: readonly GraphQLError[]): GraphQLFormattedError[] =>
-    errors.map((error) => protection.formatError(error.toJSON(), error));
+  const policy: ConnectionPolicy = {
+    logger,
+    initTimeoutMs: live.wsConnectionInitTimeoutMs,
+    maxBufferedBytes: live.wsMaxBufferedBytes,
 
-  const disposable = useServer<ConnectionParams>(
-    {
-      schema,
-      isProd: config.isProduction,
-      connectionInitWaitTimeout: live.wsConnectionInitTimeoutMs,
-      // Answering `false` makes graphql-ws close with 4403; a socket closed here first keeps its own code.
-      onConnect: (ctx) => {
-        const authorization = ctx.connectionParams?.authorization;
-        const socket = ctx.extra.socket;
-        if (typeof authorization === 'string' && Buffer.byteLength(authorization) > MAX_TOKEN_BYTES) {
-          socket.close(GatewayCloseCode.TokenTooLarge, `Token larger than ${MAX_TOKEN_BYTES} bytes`);
-          return false;
-        }
-        let authenticated: ReturnType<typeof authenticate>;
-        try {
-          authenticated = authenticate(typeof authorization === 'string' ? authorization : null, config.jwtSecret);
-        } catch (e) {
-          if (isDomainError(e)) return false;
-          throw e;
-        }
-        const { caller, expiresAt } = authenticated;
-        const user = `${caller.orgId}\n${caller.userId}`;
-        if (!connectionsPerUser.tryOpen(user)) {
-          socket.close(GatewayCloseCode.TooManyRequests, `Too many connections: at most ${live.wsMaxConnectionsPerUser} per user`);
-          return false;
-        }
-        const state: ConnectionState = { caller, user, expiry: null };
-        states.set(ctx, state);
-        closeAtExpiry(socket, state, expiresAt);
-        return true;
-      },
-      onSubscribe: (ctx, _id, payload) => {
-        const state = states.get(ctx);
-        if (!state) return [new GraphQLError('Unauthorized', { extensions: { code: 'UNAUTHENTICATED' } })];
-        // graphql-ws has already registered this operation: it counts itself.
-        if (Object.keys(ctx.subscriptions).length > live.wsMaxSubscriptionsPerConnection) {
-          return [
-            new GraphQLError(
-              `At most ${live.wsMaxSubscriptionsPerConnection} operations may run at once on one connection; complete one first`,
-              { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', limit: live.wsMaxSubscriptionsPerConnection } },
-            ),
-          ];
-        }
-        let document = documents.get(payload.query);
-        if (!document) {
-          const checked = parseAndValidate(payload.query);
-          if (Array.isArray(checked)) return checked;
-          document = checked;
-          documents.set(payload.query, document);
-        }
-        const variables = payload.variables ?? null;
-        const tooCostly = protection.checkCost(document, payload.operationName, variables);
-        if (tooCostly) return [tooCostly];
-        const caller = state.caller;
-        let loaders: Loaders | null = null;
-        const context: GraphQLContext = {
-          caller,
-          services,
-          // Made on first use: a subscription's own context never needs them (each event gets fresh ones).
-          get loaders() {
-            return (loaders ??= createLoaders(caller, services));
-          },
-          requestId: randomUUID(),
-          budget: protection.responseBudget(),
-        };
-        return {
-          schema,
-          document,
-          operationName: payload.operationName ?? null,
-          variableValues: variables,
-          contextValue: context,
-        };
-      },
-      // Shared results arrive already formatted (errors coded and masked once per event, not per
-      // subscriber); graphql-ws only needs an async iterable, and onNext passes them on unchanged.
-      subscribe: executor.subscribe as unknown as (args: ExecutionArgs) => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>,
-      onNext: (_ctx, _id, _payload, args, result) =>
-        formatResult(result, args.contextValue as GraphQLContext, { logger, formatError: protection.formatError }),
-      onError: (_ctx, _id, _payload, errors) => formatErrors(errors),
-      onClose: (ctx) => {
-        const state = states.get(ctx);
-        if (!state) return;
-        states.delete(ctx);
-        if (state.expiry) clearTimeout(state.expiry);
-        connectionsPerUser.close(state.user);
-      },
+    accept(params): Accepted | Refused {
+      const authorization = params?.authorization;
+      if (typeof authorization === 'string' && Buffer.byteLength(authorization) > MAX_TOKEN_BYTES) {
+        return { code: GatewayCloseCode.TokenTooLarge, reason: `Token larger than ${MAX_TOKEN_BYTES} bytes` };
+      }
+      let authenticated: ReturnType<typeof authenticate>;
+      try {
+        authenticated = authenticate(typeof authorization === 'string' ? authorization : null, config.jwtSecret);
+      } catch (e) {
+        if (isDomainError(e)) return { code: GatewayCloseCode.Forbidden, reason: 'Forbidden' };
+        throw e;
+      }
+      const { caller, expiresAt } = authenticated;
+      if (!connectionsPerUser.tryOpen(userKey(caller))) {
+        return { code: GatewayCloseCode.TooManyRequests, reason: `Too many connections: at most ${live.wsMaxConnectionsPerUser} per user` };
+      }
+      return { caller, expiresAt: expiresAt.getTime() };
     },
-    wss,
-    live.wsKeepAliveMs,
-  );
-  // ws closes a socket itself on a protocol error (1009 for a message over WS_MAX_PAYLOAD_BYTES,
-  // 1002, 1007); graphql-ws would print each one to stderr. They are the client's doing.
-  wss.on('connection', (socket: WebSocket) => {
-    socket.removeAllListeners('error');
-    socket.on('error', (err) => logger.debug({ err }, 'websocket protocol error; ws closed the socket'));
-  });
 
-  function closeAtExpiry(socket: WebSocket, state: ConnectionState, expiresAt: Date): void {
-    const wait = expiresAt.getTime() - Date.now();
-    state.expiry = setTimeout(
-      () => {
-        if (wait > MAX_TIMER_MS) closeAtExpiry(socket, state, expiresAt);
-        else socket.close(GatewayCloseCode.Forbidden, 'Forbidden: token expired');
-      },
-      Math.max(0, Math.min(wait, MAX_TIMER_MS)),
-    );
-  }
+    async run(operation: Operation, payload: SubscribePayload, caller: Caller, running: number): Promise<void> {
+      if (running > live.wsMaxSubscriptionsPerConnection) {
+        return refuse(operation, [
+          new GraphQLError(`At most ${live.wsMaxSubscriptionsPerConnection} operations may run at once on one connection; complete one first`, {
+            extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', limit: live.wsMaxSubscriptionsPerConnection },
+          }),
+        ]);
+      }
+      let document = documents.get(payload.query);
+      if (!document) {
+        const checked = parseAndValidate(payload.query);
+        if (Array.isArray(checked)) return refuse(operation, checked);
+        document = checked;
+        documents.set(payload.query, document);
+      }
+      const variables = payload.variables ?? null;
+      const tooCostly = protection.checkCost(document, payload.operationName, variables);
+      if (tooCostly) return refuse(operation, [tooCostly]);
+      const kind = getOperationAST(document, payload.operationName)?.operation;
+      if (!kind) return refuse(operation, [new GraphQLError('Unable to identify operation')]);
+      let loaders: Loaders | null = null;
+      const context: GraphQLContext = {
+        caller,
+        services,
+        // Made on first use: a subscription's own context never needs them (each event gets fresh ones).
+        get loaders() {
+          return (loaders ??= createLoaders(caller, services));
+        },
+        requestId: randomUUID(),
+        budget: protection.responseBudget(),
+      };
+      const args: ExecutionArgs = { schema, document, operationName: payload.operationName ?? null, variableValues: variables, contextValue: context };
+      if (kind === 'subscription') {
+        const subscribed = await executor.subscribe(args, operation);
+        if ('live' in subscribed) return operation.attach(subscribed.live);
+        operation.result(formatResult(subscribed.result, context, format));
+      } else {
+        operation.result(formatResult(await execute(args), context, format));
+      }
+      operation.complete();
+    },
+
+    closed(connection) {
+      connections.delete(connection);
+      if (connection.accepted) connectionsPerUser.close(userKey(connection.accepted.caller));
+    },
+
+    slowConsumer(connection, bufferedBytes) {
+      slowConsumersDropped++;
+      const caller = connection.accepted?.caller;
+      logger.warn({ userId: caller?.userId, orgId: caller?.orgId, bufferedBytes }, 'WebSocket closed: slow consumer (WS_MAX_BUFFERED_BYTES)');
+    },
+  };
+
+  const expirySweep = setInterval(() => {
+    const now = Date.now();
+    for (const connection of connections) {
+      const expiresAt = connection.accepted?.expiresAt;
+      if (expiresAt !== undefined && expiresAt <= now) connection.close(GatewayCloseCode.Forbidden, 'Forbidden: token expired');
+    }
+  }, EXPIRY_SWEEP_MS);
+  expirySweep.unref();
+  const keepAlive = live.wsKeepAliveMs > 0 ? startKeepAlive(connections, live.wsKeepAliveMs) : null;
 
   return {
     get connections() {
@@ -234,23 +217,51 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
     get documentCacheBytes() {
       return documents.bytes;
     },
+    get slowConsumersDropped() {
+      return slowConsumersDropped;
+    },
     stopAccepting() {
       accepting = false;
     },
     async close(graceMs: number) {
       accepting = false;
-      let timer: NodeJS.Timeout | undefined;
-      // dispose() sends 1001 to every client and resolves when they all closed.
-      await Promise.race([
-        disposable.dispose(),
-        new Promise<void>((r) => {
-          timer = setTimeout(r, graceMs);
-        }),
-      ]);
-      clearTimeout(timer);
+      clearInterval(expirySweep);
+      if (keepAlive) clearInterval(keepAlive);
+      for (const connection of connections) connection.close(GatewayCloseCode.GoingAway, 'Going away');
+      const deadline = Date.now() + graceMs;
+      while (wss.clients.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       for (const socket of wss.clients) socket.terminate();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
       deps.httpServer.off('upgrade', onUpgrade);
       logger.debug('websocket server closed');
     },
   };
+}
+
+/**
+ * Pings every socket once per interval and drops one that did not answer the previous
+ * ping. The sockets are pinged a slice at a time, so ten thousand pings do not all go
+ * out (and hold up the process) at the same moment.
+ */
+function startKeepAlive(connections: Set<Connection>, intervalMs: number): NodeJS.Timeout {
+  let tick = 0;
+  const timer = setInterval(
+    () => {
+      const slice = tick++ % PING_SLICES;
+      for (const connection of connections) {
+        if (connection.pingSlot !== slice) continue;
+        const { socket } = connection;
+        if (socket.readyState !== socket.OPEN) continue;
+        if (!connection.alive) {
+          socket.terminate();
+          continue;
+        }
+        connection.alive = false;
+        socket.ping();
+      }
+    },
+    Math.max(1, Math.floor(intervalMs / PING_SLICES)),
+  );
+  timer.unref();
+  return timer;
 }

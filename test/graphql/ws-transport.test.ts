@@ -1,4 +1,5 @@
 import jwt from 'jsonwebtoken';
+import WebSocket from 'ws';
 import type { Client } from 'graphql-ws';
 import type { Caller } from '../../src/domain/caller';
 import { admin, user } from '../support/callers';
@@ -70,9 +71,28 @@ describe('the graphql-transport-ws protocol', () => {
     await waitUntil(() => pings >= 2, 2_000, 'two pings');
   });
 
+  it('drops a peer that does not answer pings', async () => {
+    const silent = new WebSocket(`${t.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws', { autoPong: false });
+    let pings = 0;
+    silent.on('ping', () => pings++);
+    silent.once('open', () => silent.send(JSON.stringify(init(tokenFor(t, alice)))));
+    const closed = await new Promise<number>((resolve) => silent.once('close', resolve));
+    // Terminated, without a close frame: the socket is presumed dead.
+    expect(closed).toBe(1006);
+    expect(pings).toBeGreaterThanOrEqual(1);
+  });
+
   it('closes with 4400 on a message that is not a protocol message', async () => {
     const socket = raw();
     await socket.send('{not json');
+    expect((await socket.closed).code).toBe(4400);
+  });
+
+  it('closes with 4400 on a message only a server sends', async () => {
+    const socket = raw();
+    await socket.send(init(tokenFor(t, alice)));
+    await socket.waitForMessage('connection_ack');
+    await socket.send({ id: '1', type: 'next', payload: { data: {} } });
     expect((await socket.closed).code).toBe(4400);
   });
 
@@ -201,15 +221,16 @@ describe('fan-out', () => {
       ];
       await waitUntil(() => t.gateway.live.executor.subscriberCount === subs.length);
       const groups = t.gateway.live.executor.groupCount;
-      const before = t.gateway.live.executor.executions;
+      const before = { executions: t.gateway.live.executor.executions, serialisations: t.gateway.live.executor.serialisations };
       t.statements.length = 0;
       await addTurn(sessions, alice, session.id);
       await Promise.all(subs.map((s) => s.waitFor(1)));
       await sleep(50);
-      const executions = t.gateway.live.executor.executions - before;
+      const executions = t.gateway.live.executor.executions - before.executions;
+      const serialisations = t.gateway.live.executor.serialisations - before.serialisations;
       const sessionReads = t.statements.filter((sql) => /FROM "agent_sessions"/.test(sql) && !/FOR UPDATE|UPDATE "agent_sessions"/.test(sql)).length;
       const payloads = subs.map((s) => JSON.stringify(s.results));
-      return { groups, executions, sessionReads, payloads };
+      return { groups, executions, serialisations, sessionReads, payloads };
     } finally {
       await Promise.all(clients.map((c) => c.dispose()));
       await t.close();
@@ -220,11 +241,13 @@ describe('fan-out', () => {
     const shared = await fanOut({});
     expect(shared.groups).toBe(3);
     expect(shared.executions).toBe(3);
+    expect(shared.serialisations).toBe(3);
     expect(new Set(shared.payloads).size).toBe(1);
 
     const perSubscriber = await fanOut({ WS_SHARED_EXECUTION: 'false' });
     expect(perSubscriber.groups).toBe(7);
     expect(perSubscriber.executions).toBe(7);
+    expect(perSubscriber.serialisations).toBe(7);
     expect(perSubscriber.sessionReads).toBeGreaterThan(shared.sessionReads);
     expect(new Set(perSubscriber.payloads).size).toBe(1);
   });

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { seededRandom } from '../../src/domain/seeded-random';
 import { EmbeddedVectorStore } from '../../src/retrieval/embedded-vector-store.adapter';
 import { encodeRecords } from '../../src/retrieval/vector-log';
 import type { ChunkPayload, ChunkPoint, EmbeddingSpace } from '../../src/retrieval/vector-store.port';
@@ -56,7 +57,7 @@ describe('embedded vector store on disk', () => {
 
     await writer.upsert('code', SPACE, [point(3)]);
     await writer.deleteByIds('code', ['id-2']);
-    await writer.setFileHash('code', ['id-1'], 'new-file-hash');
+    await writer.placeChunks('code', 'new-file-hash', [{ id: 'id-1', startLine: 1, endLine: 3 }]);
     expect(await top(reader, 3)).toBe('id-3');
     expect((await reader.listChunks('code', 'acme/api')).map((c) => [c.id, c.fileHash]).sort()).toEqual([
       ['id-1', 'new-file-hash'],
@@ -88,6 +89,46 @@ describe('embedded vector store on disk', () => {
       expect(hit.payload).toEqual(point(321).payload);
       expect(hit.score).toBeCloseTo(1, 5);
     }
+  });
+
+  it('a restarted reader answers exactly like the writer: updates, deletes and moved lines survive compaction', async () => {
+    const writer = open(32 * 1024);
+    await writer.ensureCollection('code', SPACE);
+    // Distinct vectors, so no two rows tie and the order of answers is fixed.
+    const next = seededRandom(11);
+    const vectors = Array.from({ length: 300 }, () => Float32Array.from({ length: SPACE.dimension }, () => next() - 0.5));
+    const distinct = (i: number, repo = 'acme/api'): ChunkPoint => ({ ...point(i, repo), vector: vectors[i]! });
+    // Two repos of 150 chunks; many updates and deletes so compactions run in between.
+    for (let batch = 0; batch < 6; batch++) {
+      await writer.upsert('code', SPACE, Array.from({ length: 50 }, (_, k) => distinct(batch * 50 + k, batch % 2 ? 'acme/web' : 'acme/api')));
+    }
+    await writer.upsert('code', SPACE, [{ ...distinct(7), vector: vectors[8]! }]);
+    await writer.deleteByIds('code', Array.from({ length: 30 }, (_, i) => `id-${i * 3}`));
+    await writer.placeChunks('code', 'moved-file', [{ id: 'id-10', startLine: 41, endLine: 80 }]);
+    expect(readdirSync(dir()).filter((f) => f.endsWith('.snapshot'))).not.toContain('1.snapshot');
+
+    const queries = Array.from({ length: 16 }, (_, i) => vectors[i * 5 + 1]!);
+    const filters = [{}, { repo: 'acme/web' }, { pathPrefix: 'src/file10.ts' }, { repo: 'acme/api', pathPrefix: 'src/file1' }];
+    const answers = async (store: EmbeddedVectorStore) => {
+      const out: unknown[] = [];
+      for (const q of queries) for (const f of filters) out.push((await store.search('code', SPACE, q, f, 8)).map((h) => [h.id, h.score.toFixed(5), h.payload.startLine, h.payload.fileHash]));
+      return out;
+    };
+    const fromWriter = await answers(writer);
+    await writer.close();
+    const restarted = open();
+    expect(await answers(restarted)).toEqual(fromWriter);
+
+    const all = await restarted.listChunks('code', 'acme/api');
+    expect(all.some((c) => c.id === 'id-0' || c.id === 'id-3')).toBe(false);
+    const hits = await restarted.search('code', SPACE, vectors[3]!, { pathPrefix: 'src/file10.ts' }, 8);
+    expect(hits.map((h) => [h.id, h.payload.startLine, h.payload.endLine, h.payload.fileHash])).toEqual([['id-10', 41, 80, 'moved-file']]);
+    // Filters are exact and never cost results: every web chunk matching, none other.
+    const web = await restarted.search('code', SPACE, vectors[1]!, { repo: 'acme/web' }, 500);
+    expect(web.length).toBe((await restarted.listChunks('code', 'acme/web')).length);
+    expect(web.every((h) => h.payload.repo === 'acme/web')).toBe(true);
+    // The updated row answers with its new vector.
+    expect((await restarted.search('code', SPACE, vectors[8]!, { pathPrefix: 'src/file7.ts' }, 1))[0]!.score).toBeCloseTo(1, 5);
   });
 
   it('refuses a second writer while the first is alive, and takes over a dead one\'s lock', async () => {

@@ -1,8 +1,8 @@
-import { unlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createLogger } from '../../src/logger';
-import { sha256 } from '../../src/retrieval/chunking';
+import { chunkLines, sha256 } from '../../src/retrieval/chunking';
 import { ingestTree } from '../../src/retrieval/ingest';
 import { LOCAL_EMBEDDER_DIMENSION as DIM, LocalHashEmbedder } from '../../src/retrieval/local-embedder.adapter';
 import { QdrantVectorStore } from '../../src/retrieval/qdrant-vector-store.adapter';
@@ -110,19 +110,28 @@ describe('Qdrant adapter against a Qdrant REST stand-in', () => {
     await ingestTree({ store, embedder }, { root, repo: 'acme/api', collection: 'code' });
     fake.requests.length = 0;
     embedder.documents.length = 0;
-    // Line 125 is only in big.ts's last chunk (101-130); its chunks 1-60 and 51-110 stay.
+    // Line 125 is in the last one or two of big.ts's chunks; the others stay.
     const edited = big.replace('value125 = 125', 'value125 = -1');
+    const oldHashes = new Set(chunkLines(big).map((c) => c.contentHash));
+    const bigChunks = chunkLines(edited);
+    const touched = bigChunks.filter((c) => !oldHashes.has(c.contentHash)).length;
+    expect(touched).toBeGreaterThanOrEqual(1);
+    expect(touched).toBeLessThanOrEqual(2);
     writeTree({ 'long/big.ts': edited }, root);
     writeFileSync(join(root, 'src/billing/report.ts'), `${SAMPLE_CODE['src/billing/report.ts']}export const reportVersion = 2;\n`);
     unlinkSync(join(root, 'docs/guide.md'));
     const summary = await ingestTree({ store, embedder }, { root, repo: 'acme/api', collection: 'code' });
-    expect(summary).toMatchObject({ files: 5, chunksAdded: 2, chunksRemoved: 3, chunksUnchanged: 5 });
-    expect(embedder.documents).toHaveLength(2);
+    expect(summary).toMatchObject({ files: 5, chunksAdded: touched + 1, chunksRemoved: touched + 2, chunksUnchanged: bigChunks.length - touched + 3 });
+    expect(embedder.documents).toHaveLength(touched + 1);
 
-    const relabels = fake.requestsTo('POST', /points\/payload$/);
-    expect(relabels.map((r) => [r.query.wait, r.body])).toEqual([
-      ['true', { payload: { fileHash: sha256(edited) }, points: [expect.any(String), expect.any(String)] }],
-    ]);
+    // The unchanged big.ts chunks are relabelled with the new file hash and their lines, in one batch.
+    const relabels = fake.requestsTo('POST', /points\/batch$/);
+    expect(relabels.map((r) => r.query.wait)).toEqual(['true']);
+    const operations = (relabels[0]!.body as { operations: { set_payload: { payload: Record<string, unknown>; points: string[] } }[] }).operations;
+    expect(operations.map((o) => o.set_payload.payload)).toEqual(
+      bigChunks.filter((c) => oldHashes.has(c.contentHash)).map((c) => ({ fileHash: sha256(edited), startLine: c.startLine, endLine: c.endLine })),
+    );
+    expect(operations.every((o) => o.set_payload.points.length === 1)).toBe(true);
 
     const [scroll] = fake.requestsTo('POST', /points\/scroll$/);
     expect(scroll!.body).toEqual({
@@ -146,6 +155,21 @@ describe('Qdrant adapter against a Qdrant REST stand-in', () => {
     ]);
     expect(stored.find((p) => p.payload.path === 'src/billing/report.ts')!.payload.text).toContain('reportVersion');
     expect(new Set(stored.filter((p) => p.payload.path === 'long/big.ts').map((p) => p.payload.fileHash))).toEqual(new Set([sha256(edited)]));
+  });
+
+  it('moves the lines of chunks shifted by an inserted line without embedding them again, keeping their ids', async () => {
+    const bigPath = join(root, 'long/big.ts');
+    const points = () => [...fake.collections.get('code')!.points.values()].filter((p) => p.payload.path === 'long/big.ts');
+    const before = new Map(points().map((p) => [String(p.id), p.payload.startLine as number]));
+    embedder.documents.length = 0;
+    writeFileSync(bigPath, `// header\n${readFileSync(bigPath, 'utf8')}`);
+    const summary = await ingestTree({ store, embedder }, { root, repo: 'acme/api', collection: 'code' });
+    expect(summary.chunksAdded).toBe(1);
+    expect(embedder.documents).toHaveLength(1);
+    const after = points();
+    const kept = after.filter((p) => before.has(String(p.id)));
+    expect(kept).toHaveLength(after.length - 1);
+    for (const p of kept) expect(p.payload.startLine).toBe(before.get(String(p.id))! + 1);
   });
 
   it('follows scroll pages over more chunks than one page holds', async () => {

@@ -136,6 +136,8 @@ export class FakeQdrant {
         return this.delete(name, body);
       case 'POST /points/payload':
         return this.setPayload(name, body);
+      case 'POST /points/batch':
+        return this.batch(name, body);
       case 'POST /points/scroll':
         return this.scroll(name, body);
       case 'POST /points/query':
@@ -246,6 +248,16 @@ export class FakeQdrant {
       : [...c.points.values()].filter((p) => filter && matches(p.payload, filter as Condition));
     for (const p of targets) if (p) Object.assign(p.payload, payload);
     return this.updated();
+  }
+
+  /** Only the operations the gateway sends in batches. */
+  private batch(name: string, body: unknown): unknown {
+    const operations = (body as { operations?: unknown } | undefined)?.operations;
+    if (!Array.isArray(operations)) throw new BadRequest(400, 'Format error in JSON body: missing field `operations`');
+    return (operations as Record<string, unknown>[]).map((op) => {
+      if (!op || typeof op !== 'object' || !('set_payload' in op)) throw new BadRequest(400, 'Format error in JSON body: unsupported operation');
+      return this.setPayload(name, op.set_payload);
+    });
   }
 
   private scroll(name: string, body: unknown): unknown {

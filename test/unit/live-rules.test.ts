@@ -208,6 +208,7 @@ describe('live configuration', () => {
       wsMaxSubscriptionsPerConnection: 100,
       wsMaxConnectionsPerUser: 20,
       wsMaxPayloadBytes: 65_536,
+      wsMaxBufferedBytes: 1_048_576,
       wsSharedExecution: true,
       redisTimeoutMs: 2_000,
     });
@@ -224,6 +225,7 @@ describe('live configuration', () => {
         WS_MAX_SUBSCRIPTIONS_PER_CONNECTION: '10',
         WS_MAX_CONNECTIONS_PER_USER: '3',
         WS_MAX_PAYLOAD_BYTES: '4096',
+        WS_MAX_BUFFERED_BYTES: '65536',
         WS_SHARED_EXECUTION: 'false',
         REDIS_TIMEOUT_MS: '500',
       }).live,
@@ -236,6 +238,7 @@ describe('live configuration', () => {
       wsMaxSubscriptionsPerConnection: 10,
       wsMaxConnectionsPerUser: 3,
       wsMaxPayloadBytes: 4096,
+      wsMaxBufferedBytes: 65_536,
       wsSharedExecution: false,
       redisTimeoutMs: 500,
     });
@@ -252,6 +255,7 @@ describe('live configuration', () => {
     ['WS_MAX_CONNECTIONS_PER_USER', 'many'],
     ['WS_MAX_PAYLOAD_BYTES', '100'],
     ['REDIS_TIMEOUT_MS', '10'],
+    ['WS_MAX_BUFFERED_BYTES', '1024'],
   ])('names %s when its value %p does not parse', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
   });

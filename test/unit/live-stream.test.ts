@@ -2,12 +2,12 @@ import type { Caller } from '../../src/domain/caller';
 import { DomainError } from '../../src/domain/errors';
 import { TurnEventSequencer } from '../../src/events/turn-event-sequencer';
 import type { TurnStatusEvent } from '../../src/events/turn-events';
-import { LiveGroup } from '../../src/graphql/live/live-group';
+import { LiveGroup, type SubscriberSink } from '../../src/graphql/live/live-group';
 import { LiveSource, type Admission, type LiveSink } from '../../src/graphql/live/live-source';
 import type { Services } from '../../src/graphql/services';
 import { createLogger } from '../../src/logger';
 import { user } from '../support/callers';
-import { sleep } from '../support/ws';
+import { sleep, waitUntil } from '../support/ws';
 
 const logger = createLogger('silent');
 const event = (eventId: number, orgId = 'acme'): TurnStatusEvent => ({
@@ -126,6 +126,7 @@ class ScriptedSource extends LiveSource<number> {
     readonly startPosition: number,
     private readonly history: number[],
     private readonly deny: Set<number> = new Set(),
+    private readonly replayDelayMs = 1,
   ) {
     super(caller, { sessions: {}, contexts: {}, live: {} } as unknown as Services);
   }
@@ -137,7 +138,7 @@ class ScriptedSource extends LiveSource<number> {
   }
   async *catchUp() {
     for (const n of this.history) {
-      await sleep(1);
+      await sleep(this.replayDelayMs);
       yield n;
     }
   }
@@ -149,84 +150,121 @@ class ScriptedSource extends LiveSource<number> {
   }
 }
 
-const collect = async (it: AsyncIterator<string>, count: number) => {
-  const out: string[] = [];
-  while (out.length < count) {
-    const r = await it.next();
-    if (r.done) break;
-    out.push(r.value);
+/** What a transport does with a subscriber's messages, recorded. */
+class RecordingSink implements SubscriberSink {
+  readonly got: string[] = [];
+  completed = false;
+  congested = false;
+  readonly flushes: (() => void)[] = [];
+  next(payload: Buffer, flushed?: () => void) {
+    this.got.push(payload.toString());
+    if (flushed) this.flushes.push(flushed);
   }
-  return out;
-};
+  complete() {
+    this.completed = true;
+  }
+  async waitFor(count: number) {
+    await waitUntil(() => this.got.length >= count || this.completed, 2_000, `${count} messages`);
+    return this.got;
+  }
+}
 
 describe('a live group', () => {
   const alice = user('alice');
-  const failure = (e: DomainError) => `failed:${e.code}`;
+  const failure = (e: DomainError) => Buffer.from(`failed:${e.code}`);
+  const results = (transform: (n: number) => string) => async (n: number) => Buffer.from(transform(n));
 
-  it('transforms each event once for all members', async () => {
+  it('transforms each event once for all members and hands every member the same payload', async () => {
     let transforms = 0;
     const source = new ScriptedSource(alice, 0, []);
-    const group = new LiveGroup<number, string>(source, async (n) => `r${n} #${++transforms}`, { failure });
-    const members = [group.join(source), group.join(source), group.join(source)];
+    const group = new LiveGroup<number>(source, results((n) => `r${n} #${++transforms}`), { failure });
+    const sinks = [new RecordingSink(), new RecordingSink(), new RecordingSink()];
+    for (const sink of sinks) group.join(source, sink);
     await sleep(5);
     source.sink!.next(1);
     source.sink!.next(2);
-    const results = await Promise.all(members.map((m) => collect(m, 2)));
+    for (const sink of sinks) await sink.waitFor(2);
     expect(transforms).toBe(2);
-    expect(results).toEqual([0, 1, 2].map(() => ['r1 #1', 'r2 #2']));
+    expect(sinks.map((s) => s.got)).toEqual([0, 1, 2].map(() => ['r1 #1', 'r2 #2']));
   });
 
   it('gives a late member its catch-up first, then live results without repeating any', async () => {
     const first = new ScriptedSource(alice, 0, []);
-    const group = new LiveGroup<number, string>(first, async (n) => `r${n}`, { failure });
-    const early = group.join(first);
+    const group = new LiveGroup<number>(first, results((n) => `r${n}`), { failure });
+    const early = new RecordingSink();
+    group.join(first, early);
     await sleep(5);
     first.sink!.next(1);
     first.sink!.next(2);
-    const late = group.join(new ScriptedSource(alice, 0, [1, 2, 3]));
+    const late = new RecordingSink();
+    group.join(new ScriptedSource(alice, 0, [1, 2, 3]), late);
     first.sink!.next(3);
     first.sink!.next(4);
-    expect(await collect(late, 4)).toEqual(['r1', 'r2', 'r3', 'r4']);
-    expect(await collect(early, 4)).toEqual(['r1', 'r2', 'r3', 'r4']);
+    expect(await late.waitFor(4)).toEqual(['r1', 'r2', 'r3', 'r4']);
+    expect(await early.waitFor(4)).toEqual(['r1', 'r2', 'r3', 'r4']);
   });
 
-  it('lets a member leave at once, even while it waits, and stops the source with the last one', async () => {
+  it('lets a member leave at once, and stops the source with the last one', async () => {
     const source = new ScriptedSource(alice, 0, []);
-    const group = new LiveGroup<number, string>(source, async (n) => `r${n}`, { failure });
-    const member = group.join(source);
+    const group = new LiveGroup<number>(source, results((n) => `r${n}`), { failure });
+    const staying = new RecordingSink();
+    const leaving = new RecordingSink();
+    const stays = group.join(source, staying);
+    group.join(source, leaving).cancel();
     await sleep(5);
-    const pending = member.next();
-    await member.return();
-    await expect(pending).resolves.toEqual({ value: undefined, done: true });
+    source.sink!.next(1);
+    await staying.waitFor(1);
+    expect(leaving.got).toEqual([]);
+    expect(leaving.completed).toBe(false);
+    stays.cancel();
     expect(group.isClosed).toBe(true);
     expect(source.stopped).toBe(1);
   });
 
   it('ends every member with the reason when an event may no longer be delivered', async () => {
     const source = new ScriptedSource(alice, 0, [], new Set([2]));
-    const group = new LiveGroup<number, string>(source, async (n) => `r${n}`, { failure });
-    const member = group.join(source);
+    const group = new LiveGroup<number>(source, results((n) => `r${n}`), { failure });
+    const sink = new RecordingSink();
+    group.join(source, sink);
     await sleep(5);
     source.sink!.next(1);
     source.sink!.next(2);
     source.sink!.next(3);
-    expect(await collect(member, 5)).toEqual(['r1', 'failed:NOT_FOUND']);
+    await waitUntil(() => sink.completed);
+    expect(sink.got).toEqual(['r1', 'failed:NOT_FOUND']);
     expect(group.isClosed).toBe(true);
   });
 
-  it('stops a member that falls too far behind, without holding up the others', async () => {
+  it('stops a member whose catch-up falls too far behind the live stream, without holding up the others', async () => {
     const source = new ScriptedSource(alice, 0, []);
-    const group = new LiveGroup<number, string>(source, async (n) => `r${n}`, { failure, maxQueued: 3 });
-    const slow = group.join(source);
-    const fast = group.join(source);
+    const group = new LiveGroup<number>(source, results((n) => `r${n}`), { failure, maxHeld: 3 });
+    const fast = new RecordingSink();
+    group.join(source, fast);
+    const slow = new RecordingSink();
+    // Its replay takes a millisecond per event: six live events arrive meanwhile.
+    group.join(new ScriptedSource(alice, 0, Array.from({ length: 50 }, (_, i) => -50 + i)), slow);
     await sleep(5);
-    const fastResults = collect(fast, 6);
-    for (let n = 1; n <= 6; n++) {
-      source.sink!.next(n);
-      await sleep(1);
-    }
-    expect(await fastResults).toEqual(['r1', 'r2', 'r3', 'r4', 'r5', 'r6']);
-    expect(await collect(slow, 10)).toEqual(['failed:SERVICE_UNAVAILABLE']);
+    for (let n = 1; n <= 6; n++) source.sink!.next(n);
+    expect(await fast.waitFor(6)).toEqual(['r1', 'r2', 'r3', 'r4', 'r5', 'r6']);
+    await waitUntil(() => slow.completed);
+    expect(slow.got.at(-1)).toBe('failed:SERVICE_UNAVAILABLE');
+    expect(slow.got.filter((r) => /^r[1-6]$/.test(r))).toEqual([]);
     expect(group.size).toBe(1);
+  });
+
+  it('sends a replay only as fast as the transport flushes it', async () => {
+    const source = new ScriptedSource(alice, 0, [1, 2, 3], new Set(), 0);
+    const group = new LiveGroup<number>(source, results((n) => `r${n}`), { failure });
+    const sink = new RecordingSink();
+    sink.congested = true;
+    group.join(source, sink);
+    await waitUntil(() => sink.got.length === 1);
+    await sleep(20);
+    expect(sink.got).toEqual(['r1']);
+    sink.flushes.shift()!();
+    await waitUntil(() => sink.got.length === 2);
+    sink.congested = false;
+    sink.flushes.shift()!();
+    expect(await sink.waitFor(3)).toEqual(['r1', 'r2', 'r3']);
   });
 });

@@ -1,5 +1,5 @@
 import { definedNames, LOCAL_EMBEDDER_DIMENSION, LocalHashEmbedder, splitIdentifier } from '../../src/retrieval/local-embedder.adapter';
-import { VectorTable } from '../../src/retrieval/vector-table';
+import { MemoryTable } from '../support/memory-table';
 
 const embedder = new LocalHashEmbedder();
 
@@ -48,10 +48,10 @@ func (s *Server) HandleLogin(w http.ResponseWriter, r *http.Request) {
 };
 
 async function rank(query: string): Promise<string[]> {
-  const table = new VectorTable(embedder.dimension);
+  const table = new MemoryTable(embedder.dimension);
   for (const [path, text] of Object.entries(CORPUS)) {
     const [v] = await embedder.embed([`${path}\n${text}`], 'document');
-    table.upsert(path, v!, payload(path, text));
+    table.upsert([{ id: path, vector: v!, payload: payload(path, text) }]);
   }
   const [q] = await embedder.embed([query], 'query');
   return table.search(q!, {}, 3).map((h) => h.id);

@@ -1,26 +1,47 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Caller } from '../../domain/caller';
 import { DomainError, isDomainError } from '../../domain/errors';
 import { createLoaders, type Loaders } from '../loaders';
 import type { LiveSource } from './live-source';
 
-/** Turns one admitted event into what subscribers receive (an execution result, or the event itself). */
-export type Transform<E, R> = (event: E, caller: Caller, loaders: Loaders) => Promise<R>;
+/**
+ * Where one subscriber's messages go: one operation on one connection. The transport
+ * implements it (src/server/ws-connection.ts): it splices its operation id into the
+ * serialised payload, bounds what it keeps for a socket that does not read, and sends.
+ */
+export interface SubscriberSink {
+  /** Sends a `next` message whose payload is this serialised result; `flushed` runs once it left the process (or never will). */
+  next(payload: Buffer, flushed?: () => void): void;
+  /** More is waiting to be sent than the transport likes: a catch-up waits for a flush before it sends more. */
+  readonly congested: boolean;
+  /** The stream is over: the transport sends `complete` and forgets the operation. */
+  complete(): void;
+}
 
-export interface LiveGroupOptions<R> {
-  /** The last message a subscriber gets when its stream stops with an error; without it, `next()` rejects. */
-  readonly failure?: (error: DomainError) => R;
+/** A running subscription, as the transport holds it: it can only be cancelled. */
+export interface LiveSubscription {
+  /** The client completed the operation or went away: leave at once, send nothing more. */
+  cancel(): void;
+}
+
+/** Turns one admitted event into the serialised result subscribers receive (an execution result, formatted). */
+export type Transform<E> = (event: E, caller: Caller, loaders: Loaders) => Promise<Buffer>;
+
+export interface LiveGroupOptions {
+  /** The serialised last message a subscriber gets when its stream stops with an error. */
+  readonly failure: (error: DomainError) => Buffer;
   /** Logs what broke when the group has to stop (the subscriber only sees a code). */
   readonly onError?: (error: unknown) => void;
   /** Called once the group has stopped (source ended, failed, or its last member left). */
   readonly onClosed?: () => void;
-  /** Results a subscriber may have waiting before it is considered too slow and stopped. */
-  readonly maxQueued?: number;
+  /** Live results a member may hold back while its own catch-up runs before it is stopped. */
+  readonly maxHeld?: number;
 }
 
 const END = Symbol('end');
-const DEFAULT_MAX_QUEUED = 1_000;
-/** Catch-up pauses while this many results wait to be sent. */
-const CATCH_UP_HIGH_WATER = 100;
+const DEFAULT_MAX_HELD = 1_000;
+/** Members sent to in one go: a group of ten thousand must not keep the process from other work for the whole round. */
+const SEND_BATCH = 2_000;
 
 const unavailable = () => new DomainError('SERVICE_UNAVAILABLE', 'live delivery failed; resubscribe (with afterEventId) to continue');
 const tooSlow = () =>
@@ -28,25 +49,27 @@ const tooSlow = () =>
 
 /**
  * Subscribers that would see the same results share one group: the source is opened once,
- * and every live event is authorised and transformed (executed) ONCE, with loaders made for
- * that event alone, and the one result goes to every member. Members join at any time:
+ * and every live event is authorised, executed and serialised ONCE, with loaders made for
+ * that event alone; the one payload goes to every member's sink. Members join at any time:
  * each first runs its own catch-up (replay, text so far) while the group's live results
- * wait in its queue, then continues live, skipping what its catch-up already covered, so
- * nothing is lost or repeated. Events are processed one at a time, in arrival order.
+ * wait for it, then continues live, skipping what its catch-up already covered, so nothing
+ * is lost or repeated. Events are processed one at a time, in arrival order.
  */
-export class LiveGroup<E, R> {
-  private readonly members = new Set<Member<E, R>>();
+export class LiveGroup<E> {
+  private readonly members = new Set<Member<E>>();
   private readonly inbox: (E | typeof END)[] = [];
   private processing = false;
   private closed = false;
   private stopLive: (() => void) | null = null;
   private readonly opened: Promise<void>;
+  readonly maxHeld: number;
 
   constructor(
     private readonly source: LiveSource<E>,
-    readonly transform: Transform<E, R>,
-    readonly options: LiveGroupOptions<R> = {},
+    readonly transform: Transform<E>,
+    readonly options: LiveGroupOptions,
   ) {
+    this.maxHeld = options.maxHeld ?? DEFAULT_MAX_HELD;
     this.opened = source.open({ next: (e) => this.enqueue(e), end: () => this.enqueue(END) }).then((stop) => {
       if (this.closed) stop();
       else this.stopLive = stop;
@@ -63,15 +86,15 @@ export class LiveGroup<E, R> {
   }
 
   /** A new subscriber; `own` is the source its subscribe call created (its catch-up and start position). */
-  join(own: LiveSource<E>): Member<E, R> {
+  join(own: LiveSource<E>, sink: SubscriberSink): LiveSubscription {
     if (this.closed) throw new Error('cannot join a closed live group');
-    const member = new Member<E, R>(this, own);
+    const member = new Member<E>(this, own, sink);
     this.members.add(member);
     void member.start(this.opened);
     return member;
   }
 
-  leave(member: Member<E, R>): void {
+  leave(member: Member<E>): void {
     this.members.delete(member);
     if (this.members.size === 0) this.close();
   }
@@ -90,7 +113,7 @@ export class LiveGroup<E, R> {
       while (this.inbox.length > 0 && !this.closed) {
         const item = this.inbox.shift() as E | typeof END;
         if (item === END) {
-          for (const member of this.members) member.end(null);
+          for (const member of this.members) member.end();
           this.close();
           return;
         }
@@ -101,10 +124,9 @@ export class LiveGroup<E, R> {
           this.stop(admission.stop);
           return;
         }
-        const result = await this.transform(item, this.source.caller, loaders);
+        const payload = await this.transform(item, this.source.caller, loaders);
         if (this.closed) return;
-        const position = this.source.position(item);
-        for (const member of this.members) member.live(position, result);
+        await this.deliver(this.source.position(item), payload);
       }
     } catch (e) {
       this.stop(e);
@@ -113,12 +135,21 @@ export class LiveGroup<E, R> {
     }
   }
 
+  /** The same payload to every member, in batches; members that leave meanwhile are skipped, the next event waits. */
+  private async deliver(position: number, payload: Buffer): Promise<void> {
+    let sent = 0;
+    for (const member of this.members) {
+      member.live(position, payload);
+      if (++sent % SEND_BATCH === 0 && sent < this.members.size) await nextTurn();
+    }
+  }
+
   /** Ends every member with the error (a domain error as is, anything else masked) and closes. */
   private stop(error: unknown): void {
     if (this.closed) return;
     if (!isDomainError(error)) this.options.onError?.(error);
-    const reason = isDomainError(error) ? error : unavailable();
-    for (const member of this.members) member.fail(reason);
+    const last = this.options.failure(isDomainError(error) ? error : unavailable());
+    for (const member of this.members) member.fail(last);
     this.close();
   }
 
@@ -132,31 +163,27 @@ export class LiveGroup<E, R> {
   }
 }
 
-type Final<R> = { readonly value: R } | { readonly error: DomainError } | null;
-
 /**
- * One subscriber's view of a group: an async iterator whose `return()` takes effect at once
- * (an async generator would wait for its next event before it noticed), so a client that
- * unsubscribes or disconnects leaves its group immediately.
+ * One subscriber of a group. Live payloads go straight to its sink; only while its own
+ * catch-up runs are they held back (bounded). Once caught up it keeps nothing but its sink
+ * and its position: what an idle subscriber costs.
  */
-export class Member<E, R> implements AsyncIterableIterator<R> {
-  private readonly ready: R[] = [];
-  private held: { position: number; value: R }[] = [];
+class Member<E> implements LiveSubscription {
+  /** Its own source, until its catch-up is done. */
+  private source: LiveSource<E> | null;
+  /** Live payloads that arrived during the catch-up; null once caught up. */
+  private held: { position: number; payload: Buffer }[] | null = [];
   private after: number;
-  private catchingUp = true;
-  private endedDuringCatchUp: { final: Final<R> } | null = null;
-  private final: Final<R> | undefined;
+  private endedDuringCatchUp = false;
   private done = false;
-  private waiter: { resolve: (r: IteratorResult<R, undefined>) => void; reject: (e: unknown) => void } | null = null;
-  private room: (() => void) | null = null;
-  private readonly maxQueued: number;
 
   constructor(
-    private readonly group: LiveGroup<E, R>,
-    private readonly source: LiveSource<E>,
+    private readonly group: LiveGroup<E>,
+    source: LiveSource<E>,
+    private readonly sink: SubscriberSink,
   ) {
+    this.source = source;
     this.after = source.startPosition;
-    this.maxQueued = group.options.maxQueued ?? DEFAULT_MAX_QUEUED;
   }
 
   async start(opened: Promise<void>): Promise<void> {
@@ -166,131 +193,77 @@ export class Member<E, R> implements AsyncIterableIterator<R> {
       // The group failed to open and has already ended every member with the reason.
       return;
     }
+    const source = this.source;
+    if (!source || this.done) return;
     try {
-      for await (const event of this.source.catchUp()) {
+      for await (const event of source.catchUp()) {
         if (this.done) return;
-        const position = this.source.position(event);
+        const position = source.position(event);
         if (position <= this.after) continue;
-        const loaders = createLoaders(this.source.caller, this.source.services);
-        const admission = await this.source.admit(event, loaders);
+        const loaders = createLoaders(source.caller, source.services);
+        const admission = await source.admit(event, loaders);
         if (this.done) return;
         this.after = position;
         if (admission === 'skip') continue;
-        if (admission !== 'deliver') return this.fail(admission.stop);
-        this.emit(await this.group.transform(event, this.source.caller, loaders));
-        if (this.ready.length >= CATCH_UP_HIGH_WATER) await new Promise<void>((r) => (this.room = r));
+        if (admission !== 'deliver') return this.fail(this.group.options.failure(admission.stop));
+        const payload = await this.group.transform(event, source.caller, loaders);
+        if (this.done) return;
+        // A long replay goes out at the pace the client reads it.
+        if (this.sink.congested) await new Promise<void>((flushed) => this.sink.next(payload, flushed));
+        else this.sink.next(payload);
       }
     } catch (e) {
       if (!isDomainError(e)) this.group.options.onError?.(e);
-      return this.fail(isDomainError(e) ? e : unavailable());
+      return this.fail(this.group.options.failure(isDomainError(e) ? e : unavailable()));
     }
     if (this.done) return;
-    this.catchingUp = false;
-    for (const { position, value } of this.held) this.live(position, value);
-    this.held = [];
-    if (this.endedDuringCatchUp) this.finish(this.endedDuringCatchUp.final);
+    const held = this.held ?? [];
+    this.held = null;
+    this.source = null;
+    for (const { position, payload } of held) this.live(position, payload);
+    if (this.endedDuringCatchUp) this.end();
   }
 
-  /** A result of the group's live stream. */
-  live(position: number, value: R): void {
-    if (this.done || this.final !== undefined) return;
-    if (this.catchingUp) {
-      this.held.push({ position, value });
-      if (this.held.length > this.maxQueued) this.fail(tooSlow());
+  /** A payload of the group's live stream. */
+  live(position: number, payload: Buffer): void {
+    if (this.done) return;
+    if (this.held) {
+      this.held.push({ position, payload });
+      if (this.held.length > this.group.maxHeld) this.fail(this.group.options.failure(tooSlow()));
       return;
     }
     if (position <= this.after) return;
     this.after = position;
-    this.emit(value);
+    this.sink.next(payload);
   }
 
-  /** The group's stream is over; `final` is one last message, if any. */
-  end(final: Final<R>): void {
-    if (this.catchingUp) this.endedDuringCatchUp = { final };
-    else this.finish(final);
-  }
-
-  fail(error: DomainError): void {
-    if (this.done || this.final !== undefined) return;
-    // Whatever is still queued is dropped: the subscriber resumes from what it last received.
-    this.ready.length = 0;
-    this.held = [];
-    const failure = this.group.options.failure;
-    this.finish(failure ? { value: failure(error) } : { error });
-  }
-
-  next(): Promise<IteratorResult<R, undefined>> {
-    if (this.ready.length > 0) {
-      const value = this.ready.shift() as R;
-      if (this.room && this.ready.length < CATCH_UP_HIGH_WATER / 2) {
-        this.room();
-        this.room = null;
-      }
-      return Promise.resolve({ value, done: false });
-    }
-    if (this.final !== undefined && !this.done) {
-      const final = this.final;
-      this.close();
-      if (final && 'value' in final) return Promise.resolve({ value: final.value, done: false });
-      if (final && 'error' in final) return Promise.reject(final.error);
-    }
-    if (this.done) return Promise.resolve({ value: undefined, done: true });
-    return new Promise((resolve, reject) => {
-      this.waiter = { resolve, reject };
-    });
-  }
-
-  return(): Promise<IteratorResult<R, undefined>> {
-    this.close();
-    return Promise.resolve({ value: undefined, done: true });
-  }
-
-  throw(error?: unknown): Promise<IteratorResult<R, undefined>> {
-    this.close();
-    return Promise.reject(error);
-  }
-
-  [Symbol.asyncIterator](): this {
-    return this;
-  }
-
-  private emit(value: R): void {
-    if (this.waiter) {
-      const { resolve } = this.waiter;
-      this.waiter = null;
-      resolve({ value, done: false });
+  /** The group's stream is over. */
+  end(): void {
+    if (this.done) return;
+    if (this.held) {
+      this.endedDuringCatchUp = true;
       return;
     }
-    this.ready.push(value);
-    if (this.ready.length > this.maxQueued) this.fail(tooSlow());
+    this.leave();
+    this.sink.complete();
   }
 
-  private finish(final: Final<R>): void {
-    if (this.done || this.final !== undefined) return;
-    this.final = final;
-    // Leave at once: nothing more from the group is wanted.
-    this.group.leave(this);
-    if (this.waiter && this.ready.length === 0) {
-      const { resolve, reject } = this.waiter;
-      this.waiter = null;
-      this.close();
-      if (final && 'value' in final) resolve({ value: final.value, done: false });
-      else if (final && 'error' in final) reject(final.error);
-      else resolve({ value: undefined, done: true });
-    }
-  }
-
-  private close(): void {
+  /** One last message, then complete. Whatever is held is dropped: the subscriber resumes from what it last received. */
+  fail(last: Buffer): void {
     if (this.done) return;
+    this.leave();
+    this.sink.next(last);
+    this.sink.complete();
+  }
+
+  cancel(): void {
+    if (!this.done) this.leave();
+  }
+
+  private leave(): void {
     this.done = true;
-    this.ready.length = 0;
-    this.held = [];
+    this.held = null;
+    this.source = null;
     this.group.leave(this);
-    this.room?.();
-    this.room = null;
-    if (this.waiter) {
-      this.waiter.resolve({ value: undefined, done: true });
-      this.waiter = null;
-    }
   }
 }

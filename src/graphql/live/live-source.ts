@@ -2,7 +2,6 @@ import type { Caller } from '../../domain/caller';
 import type { DomainError } from '../../domain/errors';
 import type { Loaders } from '../loaders';
 import type { Services } from '../services';
-import { LiveGroup } from './live-group';
 
 /** Whether an event may go to the subscriber now: yes, not this one, or never again. */
 export type Admission = 'deliver' | 'skip' | { readonly stop: DomainError };
@@ -42,12 +41,12 @@ export abstract class LiveSource<E> implements AsyncIterable<E> {
   abstract admit(event: E, loaders: Loaders): Promise<Admission>;
 
   /**
-   * The events for one subscriber on its own (catch-up, then live, each authorised), so the
-   * source also works as a plain GraphQL source stream. The WebSocket server does not use it:
-   * it shares one execution per event between subscribers (subscription-executor.ts).
+   * graphql-js accepts a subscription field's result only when it is async-iterable. The
+   * events themselves are never pulled from a source one subscriber at a time: the
+   * SubscriptionExecutor delivers them, one execution per group (live-group.ts).
    */
   [Symbol.asyncIterator](): AsyncIterator<E> {
-    return new LiveGroup<E, E>(this, async (event) => event).join(this);
+    throw new Error('a LiveSource is delivered by the SubscriptionExecutor, not iterated');
   }
 }
 

@@ -19,7 +19,7 @@ import type { GraphQLContext } from '../context';
 import { isExpectedError } from '../error-mapping';
 import type { Loaders } from '../loaders';
 import type { ErrorFormatter } from '../protection';
-import { LiveGroup } from './live-group';
+import { LiveGroup, type LiveSubscription, type SubscriberSink } from './live-group';
 import { LiveSource } from './live-source';
 
 export interface SubscriptionExecutorOptions {
@@ -30,19 +30,23 @@ export interface SubscriptionExecutorOptions {
   readonly formatError: ErrorFormatter;
 }
 
+/** What a subscribe call started: a live subscription, or a result to send once (errors found when subscribing). */
+export type Subscribed = { readonly live: LiveSubscription } | { readonly result: ExecutionResult };
+
 /**
- * Runs subscription operations for the WebSocket transport (graphql-ws's `subscribe` hook).
- * graphql-ws would execute the selection set once per subscriber per event, with one
- * context (and so one set of DataLoaders) for the whole subscription. Instead, each
- * subscriber's subscribe call builds its source (access checked for that subscriber), and
- * subscribers whose results must be identical (same document, variables, and visibility)
- * join one LiveGroup, which executes each event once with loaders made for that event and
- * sends the same result to all of them.
+ * Runs subscription operations for the WebSocket transport. Each subscriber's subscribe call
+ * builds its source (access checked for that subscriber), and subscribers whose results
+ * must be identical (same document, variables, and visibility) join one LiveGroup, which
+ * executes each event once with loaders made for that event, formats and serialises the
+ * result once, and hands the same bytes to every subscriber's sink; the transport only
+ * splices each operation id in.
  */
 export class SubscriptionExecutor {
-  private readonly groups = new Map<string, LiveGroup<unknown, FormattedExecutionResult>>();
+  private readonly groups = new Map<string, LiveGroup<unknown>>();
   /** Selection-set executions so far (one per event per group); shows the sharing at work. */
   executions = 0;
+  /** Results serialised so far (one per event per group, whatever its size). */
+  serialisations = 0;
 
   constructor(private readonly options: SubscriptionExecutorOptions) {}
 
@@ -58,62 +62,78 @@ export class SubscriptionExecutor {
     return n;
   }
 
-  readonly subscribe = async (args: ExecutionArgs): Promise<AsyncIterableIterator<FormattedExecutionResult> | ExecutionResult> => {
+  readonly subscribe = async (args: ExecutionArgs, sink: SubscriberSink): Promise<Subscribed> => {
     const context = args.contextValue as GraphQLContext;
     const stream = await createSourceEventStream(args);
     // Errors found when subscribing (NOT_FOUND, FORBIDDEN, bad afterEventId) come back as a result.
     if (!(stream instanceof LiveSource)) {
       if (Symbol.asyncIterator in stream) throw new Error('subscription fields must return a LiveSource');
-      return stream as ExecutionResult;
+      return { result: stream as ExecutionResult };
     }
     const source = stream as LiveSource<unknown>;
     const key = this.options.shared ? `${visibilityOf(context.caller)}\n${operationKey(args)}` : randomUUID();
     let group = this.groups.get(key);
     if (!group || group.isClosed) {
       const requestId = `live-${randomUUID()}`;
-      const created: LiveGroup<unknown, FormattedExecutionResult> = new LiveGroup(
-        source,
-        (event, caller, loaders) => this.execute(args, event, caller, loaders, requestId),
-        {
-          failure: failureResult,
-          onError: (err) => this.options.logger.error({ err, requestId }, 'live subscription stopped by an unexpected error'),
-          onClosed: () => {
-            if (this.groups.get(key) === created) this.groups.delete(key);
-          },
+      const operation: SharedOperation = {
+        schema: args.schema,
+        document: args.document,
+        operationName: args.operationName ?? null,
+        variableValues: args.variableValues ?? null,
+        services: context.services,
+        budget: context.budget,
+        requestId,
+      };
+      const created: LiveGroup<unknown> = new LiveGroup(source, (event, caller, loaders) => this.execute(operation, event, caller, loaders), {
+        failure: (error) => this.serialise(failureResult(error)),
+        onError: (err) => this.options.logger.error({ err, requestId }, 'live subscription stopped by an unexpected error'),
+        onClosed: () => {
+          if (this.groups.get(key) === created) this.groups.delete(key);
         },
-      );
+      });
       this.groups.set(key, created);
       group = created;
     }
-    return group.join(source);
+    return { live: group.join(source, sink) };
   };
 
-  private async execute(
-    args: ExecutionArgs,
-    event: unknown,
-    caller: Caller,
-    loaders: Loaders,
-    requestId: string,
-  ): Promise<FormattedExecutionResult> {
+  private async execute(operation: SharedOperation, event: unknown, caller: Caller, loaders: Loaders): Promise<Buffer> {
     this.executions++;
-    const subscribed = args.contextValue as GraphQLContext;
-    const context: GraphQLContext = { caller, services: subscribed.services, loaders, requestId, budget: subscribed.budget.fresh() };
+    const { services, budget, requestId } = operation;
+    const context: GraphQLContext = { caller, services, loaders, requestId, budget: budget.fresh() };
     const result = await execute({
-      schema: args.schema,
-      document: args.document,
-      operationName: args.operationName ?? null,
-      variableValues: args.variableValues ?? null,
+      schema: operation.schema,
+      document: operation.document,
+      operationName: operation.operationName,
+      variableValues: operation.variableValues,
       rootValue: event,
       contextValue: context,
     });
-    return formatResult(result, context, this.options);
+    return this.serialise(formatResult(result, context, this.options));
   }
+
+  /** The one JSON text of a result that every subscriber's frame carries. */
+  private serialise(result: FormattedExecutionResult): Buffer {
+    this.serialisations++;
+    return Buffer.from(JSON.stringify(result));
+  }
+}
+
+/** What a group needs to execute its events: the operation, not the first subscriber's whole context. */
+interface SharedOperation {
+  readonly schema: ExecutionArgs['schema'];
+  readonly document: DocumentNode;
+  readonly operationName: string | null;
+  readonly variableValues: ExecutionArgs['variableValues'] | null;
+  readonly services: GraphQLContext['services'];
+  readonly budget: GraphQLContext['budget'];
+  readonly requestId: string;
 }
 
 /**
  * Masks and codes errors as the HTTP transport does; unexpected ones are logged once here.
  * A result over its response budget becomes the budget's one error. Results that are
- * already formatted (shared ones, sent to many subscribers) pass unchanged.
+ * already formatted pass unchanged.
  */
 export function formatResult(
   result: ExecutionResult | FormattedExecutionResult,

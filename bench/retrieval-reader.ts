@@ -1,0 +1,85 @@
+import { readFileSync } from 'node:fs';
+import { EmbeddedVectorStore } from '../src/retrieval/embedded-vector-store.adapter';
+import type { ChunkFilter, EmbeddingSpace } from '../src/retrieval/vector-store.port';
+
+/**
+ * The gateway's side of the retrieval bench, in a process of its own so its memory is the
+ * store's alone: it opens the index a finished ingest left on disk, as a restarted gateway
+ * would, answers the queries it is handed, and reports timings, hits and memory.
+ *
+ *   node --expose-gc dist-bench/bench/retrieval-reader.js <job.json>
+ */
+export interface ReaderJob {
+  readonly indexDir: string;
+  readonly collection: string;
+  readonly space: EmbeddingSpace;
+  /** Little-endian float32, queries one after another. */
+  readonly queryFile: string;
+  readonly limit: number;
+  readonly modes: readonly { readonly name: string; readonly filter: ChunkFilter }[];
+}
+
+export interface Memory {
+  readonly rss: number;
+  readonly heapUsed: number;
+  /** Memory outside the JS heap: typed arrays, buffers, native libraries' allocations reported to V8. */
+  readonly external: number;
+}
+
+export interface ReaderHit {
+  readonly id: string;
+  readonly path: string;
+  readonly startLine: number;
+  readonly endLine: number;
+}
+
+export interface ReaderReport {
+  readonly before: Memory;
+  readonly loaded: Memory;
+  readonly afterQueries: Memory;
+  readonly coldLoadMs: number;
+  readonly modes: Record<string, { readonly ms: number[]; readonly hits: ReaderHit[][] }>;
+}
+
+function memory(): Memory {
+  (globalThis as { gc?: () => void }).gc?.();
+  const m = process.memoryUsage();
+  return { rss: m.rss, heapUsed: m.heapUsed, external: m.external };
+}
+
+async function main(): Promise<void> {
+  const job = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as ReaderJob;
+  const raw = readFileSync(job.queryFile);
+  const all = new Float32Array(raw.buffer, raw.byteOffset, raw.byteLength / 4);
+  const d = job.space.dimension;
+  const queries = Array.from({ length: all.length / d }, (_, i) => all.slice(i * d, (i + 1) * d));
+
+  const before = memory();
+  const store = new EmbeddedVectorStore(job.indexDir);
+  let t0 = performance.now();
+  await store.search(job.collection, job.space, queries[0]!, {}, job.limit);
+  const coldLoadMs = performance.now() - t0;
+  const loaded = memory();
+
+  const modes: ReaderReport['modes'] = {};
+  for (const mode of job.modes) {
+    const ms: number[] = [];
+    const hits: ReaderHit[][] = [];
+    for (const q of queries) {
+      t0 = performance.now();
+      const found = await store.search(job.collection, job.space, q, mode.filter, job.limit);
+      ms.push(performance.now() - t0);
+      hits.push(found.map((h) => ({ id: h.id, path: h.payload.path, startLine: h.payload.startLine, endLine: h.payload.endLine })));
+    }
+    modes[mode.name] = { ms, hits };
+  }
+  const afterQueries = memory();
+  await store.close();
+  const report: ReaderReport = { before, loaded, afterQueries, coldLoadMs, modes };
+  process.stdout.write(JSON.stringify(report));
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});
