@@ -45,8 +45,8 @@ async function main(): Promise<void> {
           return;
         }
         case 'busyTurn': {
-          const session = await gateway.services.sessions.createSession(owner, { name: 'streaming', agentContextId: 'bench', isPublic: true });
-          const turn = await gateway.services.sessions.addTurn(owner, session.id, { instructionSummary: 'streams a lot of text' });
+          const session = await gateway.sessions.lifecycle.createSession(owner, { name: 'streaming', agentContextId: 'bench', isPublic: true });
+          const turn = await gateway.sessions.lifecycle.addTurn(owner, session.id, { instructionSummary: 'streams a lot of text' });
           reply({ id: raw.id, sessionId: session.id, turnId: turn.id });
           return;
         }

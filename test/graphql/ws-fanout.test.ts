@@ -31,7 +31,7 @@ describe('fan-out of one group', () => {
   afterAll(() => t.close());
 
   it('executes and serialises each event once for 40 subscribers, and each receives it under its own operation id', async () => {
-    const { sessions } = t.gateway.services;
+    const sessions = t.gateway.sessions.lifecycle;
     const { executor } = t.gateway.live;
     const session = await sessions.createSession(alice, { name: 'watched by many', agentContextId: 'ac', isPublic: true });
     // Two admins (one visibility), twenty operations each on one socket: forty members of one group.
@@ -82,7 +82,8 @@ describe('a subscriber that stops reading', () => {
   });
 
   it('is dropped with 4413 while the others keep receiving, and resumes with afterEventId without a gap or a duplicate', async () => {
-    const { sessions, live } = t.gateway.services;
+    const { live } = t.gateway.services;
+    const sessions = t.gateway.sessions.lifecycle;
     const { websockets, executor } = t.gateway.live;
     const session = await sessions.createSession(alice, { name: 'followed', agentContextId: 'ac' });
     const busy = await sessions.createSession(alice, { name: 'streams a lot', agentContextId: 'ac' });
