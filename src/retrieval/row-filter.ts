@@ -1,5 +1,5 @@
 import { matchesPathPrefix, normalizePathPrefix } from './chunk-filter';
-import type { Interner } from './vector-table';
+import type { Interner } from './interner';
 import type { ChunkFilter } from './vector-store.port';
 
 const ANY = -2;
