@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm test`: type-check, find out which real services are reachable, then run jest.
+// `npm test`: type-check, check the layer rules, find out which real services are reachable, then run jest.
 // Without MySQL, Redis or Chromium the suites that need them are skipped and listed; with
 // CI=true a missing service fails the run before any test starts.
 import { spawnSync } from 'node:child_process';
@@ -102,6 +102,16 @@ const tsc = (...tscArgs) => {
 if (!args.includes('--no-typecheck')) {
   tsc('--noEmit', '-p', 'tsconfig.json');
   tsc('--noEmit', '-p', 'tsconfig.web.json');
+}
+// The layer rules of ARCHITECTURE.md (.dependency-cruiser.js): an arrow that points the wrong way fails the run.
+const layers = spawnSync(
+  process.execPath,
+  [join('node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs'), '--config', '.dependency-cruiser.js', 'src'],
+  { stdio: 'inherit' },
+);
+if (layers.status !== 0) {
+  console.error('The layer rules are broken (see above; the rules and why they hold are in .dependency-cruiser.js).');
+  process.exit(layers.status ?? 1);
 }
 // The end-to-end suites run the built server, CLIs and dashboard, as `npm start` does.
 tsc('-p', 'tsconfig.build.json');
