@@ -12,6 +12,7 @@ import { createLogger } from '../src/logger';
 import { createGateway, type Gateway } from '../src/main';
 import { issueToken } from '../src/server/auth';
 import { startChild, type BenchChild } from './bench-child';
+import { createBenchDatabase } from './bench-database';
 import { summaryTableDdl } from './list-summary';
 import { fmt, sampleLoad, summarise, type LoadResult, type LoadSample } from './load';
 
@@ -218,7 +219,7 @@ const loadAverage = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 
 async function benchOn(kind: Kind): Promise<DialectResult> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-list-'));
-  const database = kind === 'mysql' ? await createDatabase(process.env.BENCH_MYSQL_URL as string) : null;
+  const database = kind === 'mysql' ? await createBenchDatabase(process.env.BENCH_MYSQL_URL as string, 'gw_bench_list') : null;
   console.log(`\n${kind === 'mysql' ? 'MySQL/MariaDB' : 'embedded SQLite'}:`);
   const children: BenchChild[] = [];
   try {
@@ -284,23 +285,6 @@ async function benchOn(kind: Kind): Promise<DialectResult> {
     await database?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
-}
-
-async function createDatabase(base: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `gw_bench_list_${process.pid}`;
-  const conn = await createConnection({ uri: base });
-  await conn.query(`CREATE DATABASE ${name}`);
-  await conn.end();
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = await createConnection({ uri: base });
-      await c.query(`DROP DATABASE IF EXISTS ${name}`);
-      await c.end();
-    },
-  };
 }
 
 async function main(): Promise<void> {
