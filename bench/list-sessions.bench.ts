@@ -307,7 +307,8 @@ async function main(): Promise<void> {
     }
     console.log(
       `  ${r.kind.padEnd(6)} ${r.gateway.perSecond.toFixed(0)} vs ${r.baseline.perSecond.toFixed(0)} req/s = ${(r.gateway.perSecond / r.baseline.perSecond).toFixed(2)}x; ` +
-        `p50 ${r.gateway.p50Ms.toFixed(1)} vs ${r.baseline.p50Ms.toFixed(1)} ms; p99 ${r.gateway.p99Ms.toFixed(1)} vs ${r.baseline.p99Ms.toFixed(1)} ms`,
+        `p50 ${r.gateway.p50Ms.toFixed(1)} vs ${r.baseline.p50Ms.toFixed(1)} ms; p99 ${r.gateway.p99Ms.toFixed(1)} vs ${r.baseline.p99Ms.toFixed(1)} ms; ` +
+        `RSS after the load ${mb(r.rss.gateway)} vs ${mb(r.rss.baseline)}`,
     );
   }
 }
