@@ -3,10 +3,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { createConnection } from 'mysql2/promise';
 import OpenAI from 'openai';
 import { issueToken } from '../src/server/auth';
 import { startFakeOpenAI, type FakeOpenAI } from '../test/support/fake-openai';
+import { createBenchDatabase } from './bench-database';
 import { fmt, runLoad } from './load';
 
 /**
@@ -101,23 +101,9 @@ async function graphql<T>(url: string, query: string, variables: Record<string, 
   return body.data;
 }
 
-async function benchDatabase(): Promise<{ url: string; drop(): Promise<void> } | null> {
+function benchDatabase(): Promise<{ url: string; drop(): Promise<void> }> | null {
   const base = process.env.BENCH_MYSQL_URL;
-  if (!base) return null;
-  const name = `gw_bench_exec_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  const conn = await createConnection({ uri: base });
-  await conn.query(`CREATE DATABASE ${name}`);
-  await conn.end();
-  const u = new URL(base);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    async drop() {
-      const c = await createConnection({ uri: base });
-      await c.query(`DROP DATABASE ${name}`);
-      await c.end();
-    },
-  };
+  return base ? createBenchDatabase(base, 'gw_bench_exec') : null;
 }
 
 /** A client with a session of its own: its follow-ons chain, as in real use. */

@@ -1,114 +1,301 @@
 import 'reflect-metadata';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { createConnection } from 'mysql2/promise';
 import { seedDemoData } from '../src/cli/seed-data';
 import { loadConfig } from '../src/config';
-import type { Caller } from '../src/domain/caller';
 import { createLogger } from '../src/logger';
 import { createGateway } from '../src/main';
 import { issueToken } from '../src/server/auth';
-import { fmt, runLoad } from './load';
+import { startChild, type BenchChild } from './bench-child';
+import { createBenchDatabase } from './bench-database';
+import { summaryTableDdl } from './list-summary';
+import { fmt, sampleLoad, summarise, type LoadResult, type LoadSample } from './load';
 
 /**
- * List-view throughput: `agentSessions(first: 50)` with context names, last turn and
- * participants over GraphQL, against a baseline in the same run: a bare node:http endpoint
- * that makes the same manager calls the loaders make and writes JSON (no GraphQL at all).
+ * The session list view, `agentSessions(first: 25)` with the summary fields, the owner and
+ * totalCount, served by the gateway (its own process, NODE_ENV=production, as `npm start`
+ * runs it) against a baseline measured in the same run: a hand-written node:http endpoint in
+ * a process of its own (bench/list-baseline.ts) that checks the same JWT and reads the same
+ * page from a denormalised summary table in the same database with two statements (mysql2 on
+ * MySQL; better-sqlite3 read-only on the gateway's SQLite file). Both answer the same JSON,
+ * checked equal for every seeded member before anything is timed. Load runs in interleaved
+ * rounds (gateway, baseline, baseline, gateway, ...) so the machine's noise hits both.
  *
- *   npm run bench:list                         # embedded SQLite
- *   BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/test npm run bench:list
+ *   npm run bench:list                                                  # embedded SQLite
+ *   BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/test npm run bench:list   # MySQL/MariaDB, then SQLite
+ *
+ * BENCH_SESSIONS (2000), BENCH_CONCURRENCY (20 connections), BENCH_ROUNDS (6), BENCH_SECONDS
+ * (3 per round and side), BENCH_POOL_SIZE (10: DB_POOL_SIZE of the gateway, the baseline's pool).
  */
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 2000);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const USERS = 8;
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const POOL_SIZE = process.env.BENCH_POOL_SIZE ?? '10';
+const PAGE_SIZE = 25;
+/** Requests sent one at a time while the children record their SQL. */
+const COUNTED_REQUESTS = 20;
 const SECRET = 'bench-secret-bench-secret-bench-secret!!';
-const QUERY = `{ agentSessions(first: 50) { edges { node {
-  id name lastTurnStatus turnCount agentContextName conversationContextName
-  lastTurn { id status sequenceNumber } participants { id text }
-} } } }`;
+const QUERY = `query SessionSummaries { agentSessions(first: ${PAGE_SIZE}) {
+  totalCount pageInfo { hasNextPage }
+  edges { node { id name agentContextName conversationContextName lastTurnStatus lastTurnDate turnCount ownerUser { id text } } }
+} }`;
+const BODY = JSON.stringify({ query: QUERY });
+const MEMBER = 'user-2';
+const tokenOf = (userId: string) => issueToken({ userId, userName: `User ${userId.slice(5)}`, orgId: 'acme', orgName: 'Acme' }, SECRET);
+
+type Kind = 'mysql' | 'sqlite';
+
+interface Side {
+  readonly name: string;
+  readonly child: BenchChild;
+  readonly post: (token: string) => Promise<PageAnswer>;
+  readonly samples: LoadSample[];
+  readonly log: string;
+  /** Requests answered correctly so far, warm-up included. */
+  served: number;
+}
+
+interface PageAnswer {
+  readonly data?: { agentSessions?: { edges?: unknown[] } };
+  readonly errors?: unknown;
+}
+
+interface DialectResult {
+  readonly kind: Kind;
+  readonly gateway: LoadResult;
+  readonly baseline: LoadResult;
+  readonly rss: { readonly gateway: number; readonly baseline: number };
+}
+
+/** POST the list query over keep-alive connections; a non-200 answer or a GraphQL error fails the run. */
+function poster(base: string): (token: string) => Promise<PageAnswer> {
+  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const { hostname, port } = new URL(base);
+  return (token) =>
+    new Promise((done, fail) => {
+      const req = request(
+        {
+          agent,
+          hostname,
+          port,
+          path: '/graphql',
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(BODY), authorization: `Bearer ${token}` },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', fail);
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            const body = JSON.parse(text) as PageAnswer;
+            if (res.statusCode !== 200 || body.errors || body.data?.agentSessions?.edges?.length !== PAGE_SIZE) {
+              fail(new Error(`${base} answered ${res.statusCode}: ${text.slice(0, 300)}`));
+            } else {
+              done(body);
+            }
+          });
+        },
+      );
+      req.on('error', fail);
+      req.end(BODY);
+    });
+}
+
+async function seed(kind: Kind, databaseUrl: string | null, dataDir: string): Promise<void> {
+  const started = performance.now();
+  const config = loadConfig({ DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
+  const gateway = await createGateway(config, createLogger('error'), { sweeper: false });
+  try {
+    // Through the session manager (every invariant holds), eight sessions at a time.
+    await seedDemoData({ sessions: gateway.sessions.lifecycle, contexts: gateway.services.contexts }, { orgId: 'acme', orgName: 'Acme', users: USERS, sessions: SESSIONS, turnsPerSession: 3, randomSeed: 1 });
+  } finally {
+    await gateway.close();
+  }
+  const seeded = performance.now();
+  if (kind === 'mysql') {
+    const conn = await createConnection({ uri: databaseUrl as string });
+    for (const sql of summaryTableDdl('mysql')) await conn.query(sql);
+    await conn.end();
+  } else {
+    const file = new Database(join(dataDir, 'gateway.sqlite'));
+    for (const sql of summaryTableDdl('sqlite')) file.exec(sql);
+    file.close();
+  }
+  console.log(
+    `  seeded ${SESSIONS} sessions x 3 turns, ${USERS} users, in ${((seeded - started) / 1000).toFixed(1)} s; ` +
+      `summary table built in ${((performance.now() - seeded) / 1000).toFixed(1)} s`,
+  );
+}
+
+/** Both sides must give every member the same page (ids, order, every field) and the same totals. */
+async function verify(gateway: Side, baseline: Side): Promise<void> {
+  for (let u = 2; u <= USERS; u++) {
+    const token = tokenOf(`user-${u}`);
+    const [g, b] = await Promise.all([gateway.post(token), baseline.post(token)]);
+    if (!isDeepStrictEqual(g.data, b.data)) {
+      throw new Error(`user-${u}: the baseline's page differs from the gateway's\n gateway:  ${JSON.stringify(g.data).slice(0, 600)}\n baseline: ${JSON.stringify(b.data).slice(0, 600)}`);
+    }
+  }
+  console.log(`  verified: both give each of the ${USERS - 1} members the same ${PAGE_SIZE} sessions, fields and totalCount`);
+}
+
+/** Statements per request, from what the child ran during COUNTED_REQUESTS sequential requests. */
+async function statementsPerRequest(side: Side, token: string): Promise<string> {
+  const statements = await side.child.statementsDuring(async () => {
+    for (let i = 0; i < COUNTED_REQUESTS; i++) await side.post(token);
+  });
+  const byText = new Map<string, number>();
+  for (const sql of statements) byText.set(sql, (byText.get(sql) ?? 0) + 1);
+  // A statement every request ran shows up COUNTED_REQUESTS times (or a multiple); background
+  // work (lease sweeper, event pruning) that happened to run meanwhile shows up less often.
+  const perRequest = [...byText].filter(([, n]) => n >= COUNTED_REQUESTS);
+  const count = perRequest.reduce((sum, [, n]) => sum + n, 0) / COUNTED_REQUESTS;
+  const tables = perRequest.map(([sql]) => /\bFROM\s+[`"]?(\w+)/i.exec(sql)?.[1] ?? sql.slice(0, 20));
+  const background = statements.length - perRequest.reduce((sum, [, n]) => sum + n, 0);
+  return `${count} (${tables.join(', ')})${background ? `, plus ${background} background during the count` : ''}`;
+}
+
+/** A run of load on one side; any failed request ends the bench for this database, saying why. */
+async function load(side: Side, token: string, seconds: number): Promise<LoadSample> {
+  let failed = 0;
+  let first = '';
+  const sample = await sampleLoad(
+    async () => {
+      try {
+        await side.post(token);
+        side.served++;
+      } catch (e) {
+        if (failed++ === 0) first = (e as Error).message;
+      }
+    },
+    CONCURRENCY,
+    seconds,
+  );
+  if (failed > 0) {
+    const logged = firstLoggedError(side.log);
+    throw new Error(
+      `the ${side.name} failed ${failed} requests after answering ${side.served} under load; first: ${first}` +
+        `${logged ? `\n  its log's first error: ${logged}` : ''}`,
+    );
+  }
+  return sample;
+}
+
+/** The message of the first error-level entry of a pino log. */
+function firstLoggedError(file: string): string | null {
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (!line.startsWith('{')) continue;
+    const entry = JSON.parse(line) as { level?: number; msg?: string; err?: { message?: string } };
+    if ((entry.level ?? 0) >= 50) return `${entry.msg ?? ''}: ${entry.err?.message ?? ''}`;
+  }
+  return null;
+}
+
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+const loadAverage = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+
+async function benchOn(kind: Kind): Promise<DialectResult> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-list-'));
+  const database = kind === 'mysql' ? await createBenchDatabase(process.env.BENCH_MYSQL_URL as string, 'gw_bench_list') : null;
+  console.log(`\n${kind === 'mysql' ? 'MySQL/MariaDB' : 'embedded SQLite'}:`);
+  const children: BenchChild[] = [];
+  try {
+    await seed(kind, database?.url ?? null, dataDir);
+    const gatewayChild = await startChild(
+      resolve(__dirname, 'list-gateway.js'),
+      {
+        NODE_ENV: 'production',
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        DATA_DIR: dataDir,
+        JWT_SECRET: SECRET,
+        DB_POOL_SIZE: POOL_SIZE,
+        ...(database ? { DATABASE_URL: database.url } : {}),
+      },
+      join(dataDir, 'gateway.log'),
+    );
+    children.push(gatewayChild);
+    const baselineChild = await startChild(
+      resolve(__dirname, 'list-baseline.js'),
+      {
+        NODE_ENV: 'production',
+        JWT_SECRET: SECRET,
+        BENCH_PAGE_SIZE: String(PAGE_SIZE),
+        BENCH_POOL_SIZE: POOL_SIZE,
+        ...(database ? { BENCH_MYSQL_URL: database.url } : { BENCH_SQLITE_FILE: join(dataDir, 'gateway.sqlite') }),
+      },
+      join(dataDir, 'baseline.log'),
+    );
+    children.push(baselineChild);
+    const side = (name: string, child: BenchChild): Side => ({ name, child, post: poster(child.url), samples: [], log: join(dataDir, `${name}.log`), served: 0 });
+    const gateway = side('gateway', gatewayChild);
+    const baseline = side('baseline', baselineChild);
+
+    await verify(gateway, baseline);
+    const token = tokenOf(MEMBER);
+    for (const side of [gateway, baseline]) await load(side, token, 2);
+    const gatewayStatements = await statementsPerRequest(gateway, token);
+    const baselineStatements = await statementsPerRequest(baseline, token);
+    const idle = { gateway: gatewayChild.rssBytes(), baseline: baselineChild.rssBytes() };
+
+    console.log(`  ${ROUNDS} interleaved rounds of ${SECONDS} s per side, ${CONCURRENCY} connections, as ${MEMBER} (a member); load average ${loadAverage()}`);
+    const roundRatios: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? [gateway, baseline] : [baseline, gateway];
+      for (const side of order) side.samples.push(await load(side, token, SECONDS));
+      const [g, b] = [gateway, baseline].map((s) => summarise([s.samples[round] as LoadSample]));
+      roundRatios.push((g as LoadResult).perSecond / (b as LoadResult).perSecond);
+    }
+    const after = { gateway: gatewayChild.rssBytes(), baseline: baselineChild.rssBytes() };
+    const g = summarise(gateway.samples);
+    const b = summarise(baseline.samples);
+    console.log(`  baseline (node:http + ${kind === 'mysql' ? 'mysql2' : 'better-sqlite3'}, summary table): ${fmt(b)}`);
+    console.log(`  gateway  (GraphQL, NODE_ENV=production):          ${fmt(g)}`);
+    console.log(`  SQL statements per request: gateway ${gatewayStatements}; baseline ${baselineStatements}`);
+    console.log(`  RSS after the load: gateway ${mb(after.gateway)} (${mb(idle.gateway)} before), baseline ${mb(after.baseline)} (${mb(idle.baseline)} before)`);
+    console.log(`  per-round gateway/baseline: ${roundRatios.map((r) => r.toFixed(2)).join(' ')}; load average ${loadAverage()}`);
+    console.log(`  gateway/baseline throughput: ${(g.perSecond / b.perSecond).toFixed(2)}x`);
+    return { kind, gateway: g, baseline: b, rss: after };
+  } finally {
+    for (const child of children) await child.close();
+    await database?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
 
 async function main(): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-'));
-  const mysqlBase = process.env.BENCH_MYSQL_URL;
-  let databaseUrl: string | undefined;
-  if (mysqlBase) {
-    const name = `gw_bench_${process.pid}`;
-    const conn = await createConnection({ uri: mysqlBase });
-    await conn.query(`CREATE DATABASE ${name}`);
-    await conn.end();
-    const u = new URL(mysqlBase);
-    u.pathname = `/${name}`;
-    databaseUrl = u.toString();
+  console.log(`node ${process.version}; agentSessions(first: ${PAGE_SIZE}) with summary fields, owner and totalCount; load average ${loadAverage()}`);
+  const results: (DialectResult | { kind: Kind; failure: string })[] = [];
+  for (const kind of [...(process.env.BENCH_MYSQL_URL ? (['mysql'] as const) : []), 'sqlite' as const]) {
+    try {
+      results.push(await benchOn(kind));
+    } catch (e) {
+      console.log(`  FAILED: ${(e as Error).message}`);
+      results.push({ kind, failure: (e as Error).message.split('\n')[0] as string });
+    }
   }
-  let statements = 0;
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, JWT_SECRET: SECRET, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
-  const gateway = await createGateway(config, createLogger('error'), { onQuery: () => statements++ });
-  const url = await gateway.listen();
-  const seedStarted = performance.now();
-  await seedDemoData({ sessions: gateway.sessions.lifecycle, contexts: gateway.services.contexts }, { orgId: 'acme', orgName: 'Acme', users: 8, sessions: SESSIONS, turnsPerSession: 3, randomSeed: 1 });
-  console.log(`seeded ${SESSIONS} sessions x 3 turns on ${gateway.db.dialect} in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
-
-  const caller: Caller = { userId: 'user-2', userName: 'User 2', orgId: 'acme', orgName: 'Acme', roles: [] };
-  const token = issueToken({ userId: caller.userId, userName: caller.userName, orgId: 'acme', orgName: 'Acme' }, SECRET);
-
-  const baseline = createServer(async (_req, res) => {
-    const { sessions, sessionBatches, contexts } = gateway.services;
-    const page = await sessions.listSessions(caller, {}, 'LAST_UPDATED_DESC', { first: 50, after: null });
-    const ids = page.items.map((s) => s.id);
-    const [agents, convs, last, people] = await Promise.all([
-      contexts.agentContextsByIds('acme', [...new Set(page.items.map((s) => s.agentContextId))]),
-      contexts.conversationContextsByIds('acme', [...new Set(page.items.flatMap((s) => (s.conversationContextId ? [s.conversationContextId] : [])))]),
-      sessionBatches.lastTurnsOf(caller, page.items),
-      sessionBatches.participantsOf(caller, ids),
-    ]);
-    const body = page.items.map((s) => ({
-      ...s,
-      agentContextName: agents.find((a) => a.id === s.agentContextId)?.name ?? null,
-      conversationContextName: convs.find((c) => c.id === s.conversationContextId)?.name ?? null,
-      lastTurn: last.find((t) => t.sessionId === s.id) ?? null,
-      participants: people.get(s.id),
-    }));
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ data: body }));
-  });
-  await new Promise<void>((r) => baseline.listen(0, '127.0.0.1', r));
-  const baselineUrl = `http://127.0.0.1:${(baseline.address() as AddressInfo).port}/`;
-
-  const graphql = async () => {
-    const res = await fetch(`${url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ query: QUERY }),
-    });
-    const body = (await res.json()) as { errors?: unknown };
-    if (body.errors) throw new Error(JSON.stringify(body.errors));
-  };
-  const raw = async () => {
-    await (await fetch(baselineUrl)).json();
-  };
-
-  await runLoad(graphql, 4, 1);
-  await runLoad(raw, 4, 1);
-  statements = 0;
-  await graphql();
-  console.log(`SQL statements per GraphQL list request: ${statements}`);
-  const rawResult = await runLoad(raw, CONCURRENCY, SECONDS);
-  const gqlResult = await runLoad(graphql, CONCURRENCY, SECONDS);
-  console.log(`baseline (manager calls + JSON, no GraphQL): ${fmt(rawResult)}`);
-  console.log(`GraphQL agentSessions(first: 50):           ${fmt(gqlResult)}`);
-  console.log(`GraphQL / baseline throughput: ${(gqlResult.perSecond / rawResult.perSecond).toFixed(2)}x`);
-
-  baseline.close();
-  await gateway.close();
-  if (databaseUrl) {
-    const conn = await createConnection({ uri: mysqlBase! });
-    await conn.query(`DROP DATABASE ${new URL(databaseUrl).pathname.slice(1)}`);
-    await conn.end();
+  console.log(`\nsummary (gateway vs baseline, same run; load average ${loadAverage()}):`);
+  for (const r of results) {
+    if ('failure' in r) {
+      console.log(`  ${r.kind.padEnd(6)} failed: ${r.failure}`);
+      process.exitCode = 1;
+      continue;
+    }
+    console.log(
+      `  ${r.kind.padEnd(6)} ${r.gateway.perSecond.toFixed(0)} vs ${r.baseline.perSecond.toFixed(0)} req/s = ${(r.gateway.perSecond / r.baseline.perSecond).toFixed(2)}x; ` +
+        `p50 ${r.gateway.p50Ms.toFixed(1)} vs ${r.baseline.p50Ms.toFixed(1)} ms; p99 ${r.gateway.p99Ms.toFixed(1)} vs ${r.baseline.p99Ms.toFixed(1)} ms; ` +
+        `RSS after the load ${mb(r.rss.gateway)} vs ${mb(r.rss.baseline)}`,
+    );
   }
-  rmSync(dataDir, { recursive: true, force: true });
 }
 
 main().catch((e: unknown) => {

@@ -6,8 +6,14 @@ export interface LoadResult {
   readonly p99Ms: number;
 }
 
-export async function runLoad(request: () => Promise<void>, concurrency: number, seconds: number): Promise<LoadResult> {
-  const latencies: number[] = [];
+/** What one run saw: every request's latency and how long the run took. */
+export interface LoadSample {
+  readonly latenciesMs: number[];
+  readonly seconds: number;
+}
+
+export async function sampleLoad(request: () => Promise<void>, concurrency: number, seconds: number): Promise<LoadSample> {
+  const latenciesMs: number[] = [];
   const deadline = performance.now() + seconds * 1000;
   const started = performance.now();
   await Promise.all(
@@ -15,14 +21,23 @@ export async function runLoad(request: () => Promise<void>, concurrency: number,
       while (performance.now() < deadline) {
         const t0 = performance.now();
         await request();
-        latencies.push(performance.now() - t0);
+        latenciesMs.push(performance.now() - t0);
       }
     }),
   );
-  const elapsed = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
+  return { latenciesMs, seconds: (performance.now() - started) / 1000 };
+}
+
+/** Several runs of the same target (e.g. interleaved rounds) as one: requests over total time, pooled percentiles. */
+export function summarise(samples: readonly LoadSample[]): LoadResult {
+  const latencies = samples.flatMap((s) => s.latenciesMs).sort((a, b) => a - b);
+  const seconds = samples.reduce((sum, s) => sum + s.seconds, 0);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
-  return { requests: latencies.length, perSecond: latencies.length / elapsed, p50Ms: at(0.5), p99Ms: at(0.99) };
+  return { requests: latencies.length, perSecond: seconds > 0 ? latencies.length / seconds : 0, p50Ms: at(0.5), p99Ms: at(0.99) };
+}
+
+export async function runLoad(request: () => Promise<void>, concurrency: number, seconds: number): Promise<LoadResult> {
+  return summarise([await sampleLoad(request, concurrency, seconds)]);
 }
 
 export const fmt = (r: LoadResult): string =>

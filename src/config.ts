@@ -34,6 +34,8 @@ export interface Config {
   readonly blobs: BlobConfig;
   /** Per-user and per-org budgets for executes; 0 means no limit. */
   readonly budgets: BudgetConfig;
+  /** CI set (to anything but false or 0): a CI runner, where the CLIs print no progress lines. */
+  readonly ci: boolean;
 }
 
 export interface BudgetConfig {
@@ -227,7 +229,17 @@ export function loadConfig(env: Env = process.env): Config {
       orgExecutesPerMinute: int(env, 'RATE_LIMIT_ORG_EXECUTES_PER_MINUTE', 1_000, 0, 10_000_000),
       turnsInFlightPerUser: int(env, 'MAX_TURNS_IN_FLIGHT_PER_USER', 10, 0, 100_000),
     },
+    ci: ciRunner(env.CI),
   };
+}
+
+/**
+ * CI runners set CI, mostly to `true` but not only; any value but false or 0 counts, and none
+ * is an error: the variable is the runner's, not ours to refuse.
+ */
+function ciRunner(raw: string | undefined): boolean {
+  const value = raw?.trim().toLowerCase() ?? '';
+  return value !== '' && value !== 'false' && value !== '0';
 }
 
 function url(env: Env, name: string): string | null {

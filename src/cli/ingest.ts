@@ -4,8 +4,9 @@ import { ConfigError, loadConfig } from '../config';
 import { createLogger } from '../logger';
 import { physicalCollection } from '../retrieval/collection';
 import { createRetrieval } from '../retrieval/create-retrieval';
-import { formatSummary, ingestTree, type IngestProgress } from '../retrieval/ingest';
+import { formatSummary, ingestTree } from '../retrieval/ingest';
 import { isRetrievalError } from '../retrieval/retrieval-error';
+import { ProgressLine, progressWanted } from './ingest-progress';
 
 const INGEST_TIMEOUT_MS = 120_000;
 
@@ -46,26 +47,29 @@ async function main(): Promise<number> {
   const config = loadConfig();
   // Embedding a batch of chunks takes longer than embedding one question.
   const retrieval = createRetrieval(config, createLogger('warn'), { timeoutMs: Math.max(config.retrieval.timeoutMs, INGEST_TIMEOUT_MS) });
+  // On a terminal, a progress line on stderr; in CI or piped, only the summary below.
+  const progress = progressWanted({ stdoutIsTTY: process.stdout.isTTY === true, stderrIsTTY: process.stderr.isTTY === true, ci: config.ci })
+    ? new ProgressLine(process.stderr)
+    : null;
   try {
     const collection = physicalCollection(config.retrieval.orgScopedCollections, values.org ?? null, values.collection);
-    const tty = process.stderr.isTTY;
-    let shown = 0;
-    const progress = (p: IngestProgress) => {
-      const now = Date.now();
-      if (!tty || (now - shown < 100 && p.filesDone < p.filesTotal)) return;
-      shown = now;
-      process.stderr.write(`\r${p.filesDone}/${p.filesTotal} files, ${p.chunksEmbedded} chunks embedded`);
-    };
     const summary = await ingestTree(
       { store: retrieval.store, embedder: retrieval.embedder },
-      { root: resolve(values.path), repo: values.repo, collection, language: values.language ?? null, onProgress: progress },
+      {
+        root: resolve(values.path),
+        repo: values.repo,
+        collection,
+        language: values.language ?? null,
+        ...(progress ? { onProgress: (p) => progress.update(p) } : {}),
+      },
     );
-    if (tty) process.stderr.write('\n');
+    progress?.clear();
     console.log(
       `ingested ${values.repo} into ${collection} (${retrieval.description.store}, ${retrieval.description.embedder}): ${formatSummary(summary)}`,
     );
     return 0;
   } finally {
+    progress?.clear();
     await retrieval.close();
   }
 }

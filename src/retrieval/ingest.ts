@@ -18,12 +18,15 @@ export interface IngestOptions {
   readonly chunking?: ChunkingOptions;
   /** Chunks embedded and stored per round trip. */
   readonly batchSize?: number;
+  /** Called after each file and each embedded batch. */
   readonly onProgress?: (progress: IngestProgress) => void;
 }
 
 export interface IngestProgress {
+  /** Files read (indexed, unchanged or skipped) of the files listed. */
   readonly filesDone: number;
   readonly filesTotal: number;
+  /** New chunks embedded and stored so far. */
   readonly chunksEmbedded: number;
 }
 
@@ -74,6 +77,8 @@ export async function ingestTree(deps: { store: VectorStore; embedder: Embedder 
   const stale: string[] = [];
   const seen = new Set<string>();
   let pending: { id: string; payload: ChunkPoint['payload'] }[] = [];
+  let filesDone = 0;
+  const report = () => options.onProgress?.({ filesDone, filesTotal: listing.files.length, chunksEmbedded: chunksAdded });
 
   const flush = async () => {
     if (pending.length === 0) return;
@@ -90,9 +95,10 @@ export async function ingestTree(deps: { store: VectorStore; embedder: Embedder 
       batch.map((p, i) => ({ id: p.id, vector: vectors[i], payload: p.payload })),
     );
     chunksAdded += batch.length;
+    report();
   };
 
-  for (const [index, file] of listing.files.entries()) {
+  for (const file of listing.files) {
     const content = await readFile(file.absolutePath);
     if (isBinary(content)) {
       filesSkipped++;
@@ -124,7 +130,8 @@ export async function ingestTree(deps: { store: VectorStore; embedder: Embedder 
         for (const c of before) if (!now.has(c.id)) stale.push(c.id);
       }
     }
-    options.onProgress?.({ filesDone: index + 1, filesTotal: listing.files.length, chunksEmbedded: chunksAdded + pending.length });
+    filesDone++;
+    report();
   }
   await flush();
 

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { LOCAL_EMBEDDER_DIMENSION as DIM } from '../../src/retrieval/local-embedder.adapter';
@@ -22,6 +23,25 @@ async function ingest(args: string[], env: Record<string, string>): Promise<{ co
   } catch (e) {
     const failed = e as { code: number; stdout: string; stderr: string };
     return { code: failed.code, stdout: failed.stdout.trim(), stderr: failed.stderr };
+  }
+}
+
+/**
+ * The same on a terminal: under a pseudo-terminal from util-linux's `script`, which gives the
+ * CLI a TTY for stdin, stdout and stderr and records everything the terminal was sent.
+ */
+async function ingestOnTerminal(args: string[], env: Record<string, string>, redirectStdoutTo?: string): Promise<{ code: number; screen: string }> {
+  const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const command = [process.execPath, 'dist/cli/ingest.js', ...args].map(quote).join(' ') + (redirectStdoutTo ? ` > ${quote(redirectStdoutTo)}` : '');
+  try {
+    const { stdout } = await run('script', ['--quiet', '--return', '--command', command, '/dev/null'], {
+      cwd: root,
+      env: { ...process.env, OPENAI_API_KEY: '', QDRANT_URL: '', ...env },
+    });
+    return { code: 0, screen: stdout };
+  } catch (e) {
+    const failed = e as { code: number; stdout: string };
+    return { code: failed.code, screen: failed.stdout };
   }
 }
 
@@ -61,8 +81,10 @@ describe('npm run ingest', () => {
       const env = { DATA_DIR: t.gateway.config.dataDir };
       await expect(t.gateway.retriever.retrieve(request)).rejects.toMatchObject({ kind: 'collection-missing' });
 
-      const first = await ingest(['--path', tree, '--repo', 'acme/api', '--collection', 'code', '--org', 'acme'], env);
+      // Not on a terminal: no progress at all, even outside CI; stdout holds the summary alone.
+      const first = await ingest(['--path', tree, '--repo', 'acme/api', '--collection', 'code', '--org', 'acme'], { ...env, CI: '' });
       expect(first.code).toBe(0);
+      expect(first.stderr).toBe('');
       expect(first.stdout).toMatch(
         new RegExp(
           `^ingested acme/api into acme__code \\(embedded index in .+, local-hash-v1 \\(dimension ${DIM}\\)\\): 5 files, 5 chunks added, 0 unchanged, 0 removed in \\d+\\.\\d s$`,
@@ -82,6 +104,41 @@ describe('npm run ingest', () => {
       const res = await ingest(['--path', join(tree, 'missing'), '--repo', 'r', '--collection', 'code', '--org', 'acme'], { DATA_DIR: t.gateway.config.dataDir });
       expect(res.code).toBe(2);
       expect(res.stderr).toMatch(/^ingest failed: .*missing is not a directory/);
+    });
+  });
+
+  describe('on a terminal', () => {
+    let dataDir: string;
+    const args = () => ['--path', tree, '--repo', 'acme/api', '--collection', 'code', '--org', 'acme'];
+    beforeEach(() => {
+      dataDir = mkdtempSync(join(tmpdir(), 'gw-ingest-tty-'));
+    });
+    afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+    it('keeps one progress line up to date on stderr and erases it before the summary', async () => {
+      const { code, screen } = await ingestOnTerminal(args(), { DATA_DIR: dataDir, CI: '' });
+      expect(code).toBe(0);
+      // The first file done is drawn at once; every drawing rewrites the same line in place.
+      expect(screen).toMatch(/^\r1\/5 files, 0 chunks embedded · estimating time left\x1b\[K/);
+      const [progress, summary] = screen.split('\r\x1b[K') as [string, string];
+      expect(progress.split('\r').filter(Boolean).every((drawing) => /^\d\/5 files, \d+ chunks embedded · .+\x1b\[K$/.test(drawing))).toBe(true);
+      expect(progress).not.toContain('\n');
+      // A terminal turns \n into \r\n.
+      expect(summary).toMatch(/^ingested acme\/api into acme__code \(.+\): 5 files, 5 chunks added, 0 unchanged, 0 removed in \d+\.\d s\r\n$/);
+    });
+
+    it('stays quiet in CI', async () => {
+      const { code, screen } = await ingestOnTerminal(args(), { DATA_DIR: dataDir, CI: 'true' });
+      expect(code).toBe(0);
+      expect(screen).toMatch(/^ingested acme\/api into acme__code \(.+\): 5 files, 5 chunks added, 0 unchanged, 0 removed in \d+\.\d s\r\n$/);
+    });
+
+    it('stays quiet when stdout goes to a file, which then holds the summary alone', async () => {
+      const out = join(dataDir, 'summary.txt');
+      const { code, screen } = await ingestOnTerminal(args(), { DATA_DIR: dataDir, CI: '' }, out);
+      expect(code).toBe(0);
+      expect(screen).toBe('');
+      expect(readFileSync(out, 'utf8')).toMatch(/^ingested acme\/api into acme__code \(.+\): 5 files, 5 chunks added, 0 unchanged, 0 removed in \d+\.\d s\n$/);
     });
   });
 

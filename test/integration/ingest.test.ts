@@ -6,7 +6,7 @@ import { chunkLines, sha256 } from '../../src/retrieval/chunking';
 import { physicalCollection } from '../../src/retrieval/collection';
 import { EmbeddedVectorStore } from '../../src/retrieval/embedded-vector-store.adapter';
 import type { Embedder } from '../../src/retrieval/embedder.port';
-import { ingestTree } from '../../src/retrieval/ingest';
+import { ingestTree, type IngestProgress } from '../../src/retrieval/ingest';
 import { LOCAL_EMBEDDER_DIMENSION, LocalHashEmbedder } from '../../src/retrieval/local-embedder.adapter';
 import { RetrievalError } from '../../src/retrieval/retrieval-error';
 import type { RetrievalRequest } from '../../src/retrieval/retrieval.port';
@@ -193,6 +193,23 @@ describe('ingest of a working tree into the embedded index', () => {
       expect(readFileSync(join(languageRoot, 'a.txt'), 'utf8')).toBe('alpha beta\n');
     } finally {
       removeTree(languageRoot);
+    }
+  });
+
+  it('reports progress after every file and every embedded batch, ending at the summary\'s totals', async () => {
+    const seen: IngestProgress[] = [];
+    const summary = await ingestTree({ store, embedder }, { root, repo: 'acme/progress', collection: 'code', batchSize: 2, onProgress: (p) => seen.push(p) });
+    const filesTotal = seen[0]!.filesTotal;
+    expect(filesTotal).toBeGreaterThanOrEqual(summary.files); // listed files include binary ones, read and then skipped
+    expect(seen).toHaveLength(filesTotal + Math.ceil(summary.chunksAdded / 2));
+    expect(seen.at(-1)).toEqual({ filesDone: filesTotal, filesTotal, chunksEmbedded: summary.chunksAdded });
+    for (const [i, p] of seen.entries()) {
+      expect(p.filesTotal).toBe(filesTotal);
+      if (i === 0) continue;
+      const before = seen[i - 1]!;
+      // Each report is one more file read or one more batch of (at most) two chunks stored.
+      const step = [p.filesDone - before.filesDone, p.chunksEmbedded - before.chunksEmbedded];
+      expect([[1, 0], [0, 2], [0, 1]]).toContainEqual(step);
     }
   });
 });
