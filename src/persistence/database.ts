@@ -141,8 +141,13 @@ export async function openDatabase<E extends EntitySchemas>(
 function typeStoreErrors(dataSource: DataSource): void {
   const driver = dataSource.driver;
   const create = driver.createQueryRunner.bind(driver);
+  // better-sqlite3 hands out the same runner every time: wrapping it again on each hand-out
+  // would stack one more wrapper per statement until the stack overflows.
+  const wrapped = new WeakSet<object>();
   driver.createQueryRunner = (mode) => {
     const runner = create(mode);
+    if (wrapped.has(runner)) return runner;
+    wrapped.add(runner);
     const connect = runner.connect.bind(runner);
     const query = runner.query.bind(runner) as (...args: unknown[]) => Promise<unknown>;
     runner.connect = () =>
