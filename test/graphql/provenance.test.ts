@@ -1,8 +1,7 @@
 import type { Caller } from '../../src/domain/caller';
 import type { ActiveFileRef, ChunkRef, TurnRecord } from '../../src/domain/turn';
-import { admin, user } from '../support/callers';
-import { startTestGateway, type TestGateway } from '../support/gateway';
 import { describeWithMysql } from '../support/services';
+import { alice, bob, boss, mallory, startGateway, type TestGateway } from '../support/testkit';
 
 const QUERY = `query Provenance($chunkId: ID!, $first: Int, $after: String) {
   turnsUsingChunk(chunkId: $chunkId, first: $first, after: $after) {
@@ -50,16 +49,12 @@ const activeFile = (contentHash: string): ActiveFileRef => ({
 
 function provenanceSuite(mysql: boolean): void {
   let t: TestGateway;
-  const alice = user('alice');
-  const bob = user('bob');
-  const boss = admin('boss');
-  const mallory = user('mallory', 'globex');
   const tokenOf = (c: Caller) =>
     t.token({ userId: c.userId, userName: c.userName, orgId: c.orgId, orgName: c.orgName, roles: [...c.roles] });
   const turns: Record<string, TurnRecord> = {};
 
   beforeAll(async () => {
-    t = await startTestGateway({ mysql });
+    t = await startGateway({ database: mysql ? 'mysql' : 'sqlite' });
     const sessions = t.gateway.sessions.lifecycle;
     // Creation order is the order provenance lists read back (newest first); keep dates apart.
     const step = () => new Promise((r) => setTimeout(r, 5));

@@ -8,9 +8,9 @@ import { BlobStoreUnavailableError, type BlobStore } from '../../src/blobs/blob-
 import { fileBlobKey, resolveBlobPath, turnBlobKey } from '../../src/domain/blob-keys';
 import { FilesystemBlobStore } from '../../src/blobs/filesystem.adapter';
 import { S3BlobStore } from '../../src/blobs/s3.adapter';
-import { alice, bob, mallory, startExecuteHarness, type ExecuteHarness } from '../support/execute';
 import { describeWithMysql } from '../support/services';
 import { startLocalS3, type LocalS3 } from '../support/s3';
+import { alice, bob, EXECUTE_SETUP, mallory, startGateway, type TestGateway } from '../support/testkit';
 
 function blobStoreContract(open: () => Promise<{ store: BlobStore; dispose: () => Promise<void> }>): void {
   let store: BlobStore;
@@ -93,11 +93,11 @@ describe('blob keys', () => {
 /** Issue 3 point 7: the gateway on S3 (s3rver) and MariaDB; URLs on turns are gateway URLs checked per caller. */
 describeWithMysql('blob URLs on turns, served from S3', () => {
   let s3: LocalS3;
-  let h: ExecuteHarness;
+  let h: TestGateway;
   let client: S3Client;
   beforeAll(async () => {
     s3 = await startLocalS3();
-    h = await startExecuteHarness({ mysql: true, env: s3.env });
+    h = await startGateway({ ...EXECUTE_SETUP, database: 'mysql', env: s3.env });
     client = new S3Client({ region: 'us-east-1', endpoint: s3.endpoint, forcePathStyle: true });
   });
   afterAll(async () => {
@@ -131,7 +131,7 @@ describeWithMysql('blob URLs on turns, served from S3', () => {
     const foreign = await h.blob(mallory, url);
     expect(foreign).toEqual({ ...missing, contentType: foreign.contentType });
     expect((await h.blob(bob, url)).status).toBe(404);
-    await h.t.gateway.sessions.lifecycle.updateSession(alice, answer.sessionId, { isPublic: true });
+    await h.gateway.sessions.lifecycle.updateSession(alice, answer.sessionId, { isPublic: true });
     expect((await h.blob(bob, url)).status).toBe(200);
     expect((await h.blob(alice, '/blobs/sessions/..%2F..%2Fetc/turns/x/answer.md')).status).toBe(404);
     expect((await h.blob(alice, '/blobs/whatever')).status).toBe(404);

@@ -1,6 +1,6 @@
 import { seedDemoData } from '../../src/cli/seed-data';
-import { startTestGateway, type TestGateway } from '../support/gateway';
 import { describeWithMysql } from '../support/services';
+import { startGateway, type TestGateway } from '../support/testkit';
 
 /** The list view: every summary field, the owner, the participants and the total. */
 const SUMMARIES = `query($first: Int!) {
@@ -32,7 +32,7 @@ function queryCountSuite(mysql: boolean): void {
 
   beforeAll(async () => {
     // The periodic turn sweeper's own queries must not be counted with the request's.
-    t = await startTestGateway({ mysql, hooks: { sweeper: false } });
+    t = await startGateway({ database: mysql ? 'mysql' : 'sqlite', hooks: { sweeper: false } });
     await seedDemoData({ sessions: t.gateway.sessions.lifecycle, contexts: t.gateway.services.contexts }, { orgId: 'acme', orgName: 'Acme', users: 4, sessions: 300, turnsPerSession: 1, randomSeed: 7 });
   }, 120_000);
   afterAll(() => t.close());

@@ -1,9 +1,9 @@
 import { DomainError } from '../../src/domain/errors';
 import type { TurnStatusEvent } from '../../src/events/turn-events';
 import { createSessionStore, type SessionStore } from '../../src/sessions/session-store';
-import { admin, user } from '../support/callers';
 import { mysqlTestDatabase, sqliteTestDatabase, type TestDatabase, type TestDatabaseFactory } from '../support/db';
 import { describeWithMysql } from '../support/services';
+import { admin, user } from '../support/testkit/users';
 
 const owner = user('owner');
 const other = user('other');

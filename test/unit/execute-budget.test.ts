@@ -3,10 +3,7 @@ import { memoryBudgetStores } from '../../src/budgets/memory-budget.adapter';
 import { MemorySlotLedger } from '../../src/budgets/slot-ledger';
 import { DomainError } from '../../src/domain/errors';
 import { createLogger } from '../../src/logger';
-import { user } from '../support/callers';
-
-const alice = user('alice');
-const bob = user('bob');
+import { alice, bob } from '../support/testkit/users';
 
 function budget(limits: BudgetLimits) {
   const stores = memoryBudgetStores(limits);
