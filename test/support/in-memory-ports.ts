@@ -79,8 +79,9 @@ export class InMemoryTurnStore implements TurnStore, TurnLeases {
 
   async addTurn(caller: Caller, sessionId: string, input: NewTurn, options: AddTurnOptions = {}): Promise<TurnRecord> {
     const checked = checkNewTurn(input);
-    const session = await this.getSession(caller, sessionId);
-    if (!session) throw notFound('session');
+    if (!(await this.getSession(caller, sessionId))) throw notFound('session');
+    // Read again after the await: a concurrent addTurn may have taken the next sequence number meanwhile.
+    const session = this.sessions.get(sessionId) as SessionRecord;
     assertAcceptsTurn(session, options);
     const now = this.now();
     const turn = openTurn(checked, {
