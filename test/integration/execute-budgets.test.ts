@@ -150,14 +150,10 @@ describeWithRedis('budgets shared through Redis', () => {
     beforeAll(async () => {
       fake = await startFakeOpenAI();
       databaseUrl = await createMysqlDatabase();
-      const env = {
-        REDIS_URL: redisUrl!,
-        REDIS_KEY_PREFIX: `test-${randomUUID()}:`,
-        RATE_LIMIT_EXECUTES_PER_MINUTE: '3',
-        MAX_TURNS_IN_FLIGHT_PER_USER: '2',
-      };
-      a = await startGateway({ ...EXECUTE_SETUP, database: { url: databaseUrl }, provider: fake, env });
-      b = await startGateway({ ...EXECUTE_SETUP, database: { url: databaseUrl }, provider: fake, env, contexts: { agentContextId: a.agentContextId, conversationContextId: a.conversationContextId } });
+      const env = { RATE_LIMIT_EXECUTES_PER_MINUTE: '3', MAX_TURNS_IN_FLIGHT_PER_USER: '2' };
+      const bus = { keyPrefix: `test-${randomUUID()}:` };
+      a = await startGateway({ ...EXECUTE_SETUP, database: { url: databaseUrl }, bus, provider: fake, env });
+      b = await startGateway({ ...EXECUTE_SETUP, database: { url: databaseUrl }, bus, provider: fake, env, contexts: { agentContextId: a.agentContextId, conversationContextId: a.conversationContextId } });
     }, 30_000);
     afterAll(async () => {
       await b.close();

@@ -19,9 +19,9 @@ type Output = { turnOutput: { index: number; textDelta: string } };
 /** Two gateways sharing one MySQL database and one Redis (under a key prefix of their own). */
 async function twoInstances(redis: string, extra: Record<string, string> = {}): Promise<{ a: TestGateway; b: TestGateway; dispose(): Promise<void> }> {
   const databaseUrl = await createMysqlDatabase();
-  const env = { DATABASE_URL: databaseUrl, REDIS_URL: redis, REDIS_KEY_PREFIX: `test-${randomUUID()}:`, ...extra };
-  const a = await startGateway({ env });
-  const b = await startGateway({ env });
+  const bus = { url: redis, keyPrefix: `test-${randomUUID()}:` };
+  const a = await startGateway({ database: { url: databaseUrl }, bus, env: extra });
+  const b = await startGateway({ database: { url: databaseUrl }, bus, env: extra });
   return {
     a,
     b,

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
 import {
   createGatewayClient,
@@ -15,7 +14,7 @@ import {
 } from '../../src/client';
 import type { Caller } from '../../src/domain/caller';
 import type { SessionStore } from '../../src/sessions/session-store';
-import { describeWithMysql, describeWithRedis, redisUrl } from '../support/services';
+import { describeWithMysql, describeWithRedis } from '../support/services';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { addTurn, completeTurn, failTurn } from '../support/turns';
 import { waitUntil } from '../support/ws';
@@ -192,6 +191,6 @@ describe('typed client against an embedded gateway (SQLite, in-process bus)', ()
 
 describeWithRedis('typed client against a gateway on MySQL and Redis', () => {
   describeWithMysql('(both servers)', () =>
-    clientSuite(() => ({ database: 'mysql', env: { REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `client-${randomUUID()}:` } })),
+    clientSuite(() => ({ database: 'mysql', bus: 'redis' })),
   );
 });

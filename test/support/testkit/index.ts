@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { issueToken, type TokenClaims } from '../../../src/server/auth';
 import { createMysqlDatabase, dropMysqlDatabase } from '../db';
 import { startFakeOpenAI, type FakeOpenAI } from '../fake-openai';
 import { RecordingOutput } from '../in-memory-ports';
+import { redisUrl } from '../services';
 import { EXECUTE, EXECUTE_ASYNC, READ_FILE_TOOL, TURN, type ExecuteAnswer, type TurnView } from './execute-documents';
 import { ScriptedRetriever, TestClock } from './stand-ins';
 import { boss } from './users';
@@ -36,6 +38,11 @@ export interface SeededContexts {
 export interface GatewayOptions {
   /** 'sqlite' (embedded, the default), 'mysql' (a database of its own, dropped on close), or another instance's database. */
   readonly database?: 'sqlite' | 'mysql' | { readonly url: string };
+  /**
+   * The event bus between instances: 'in-process' (the default), 'redis' (TEST_REDIS_URL under
+   * a key prefix of its own), or a Redis and key prefix shared with other gateways.
+   */
+  readonly bus?: 'in-process' | 'redis' | { readonly url?: string; readonly keyPrefix: string };
   /** Share this data directory (the embedded blob store of another instance); it is not removed. */
   readonly dataDir?: string;
   readonly env?: Record<string, string>;
@@ -108,6 +115,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
     DATA_DIR: dataDir,
     JWT_SECRET: TEST_SECRET,
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    ...redisEnv(options.bus ?? 'in-process'),
     ...(provider === 'offline' ? {} : { OPENAI_API_KEY: 'sk-test-key', OPENAI_BASE_URL: fake.url, LLM_RETRY_MAX_DELAY_MS: '2000' }),
     ...options.env,
   });
@@ -189,6 +197,14 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
     },
   };
   return kit;
+}
+
+/** Redis is shared by every suite and helper: each deployment gets a key prefix of its own. */
+function redisEnv(bus: NonNullable<GatewayOptions['bus']>): Record<string, string> {
+  if (bus === 'in-process') return {};
+  const { url = redisUrl, keyPrefix = `test-${randomUUID()}:` } = bus === 'redis' ? {} : bus;
+  if (!url) throw new Error('bus: Redis at TEST_REDIS_URL is not reachable (wrap the suite in describeWithRedis)');
+  return { REDIS_URL: url, REDIS_KEY_PREFIX: keyPrefix };
 }
 
 async function contextsOf(gateway: Gateway, wanted: NonNullable<GatewayOptions['contexts']>): Promise<SeededContexts | null> {
