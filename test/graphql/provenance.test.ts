@@ -47,14 +47,14 @@ const activeFile = (contentHash: string): ActiveFileRef => ({
   wasTooLargeToSend: false,
 });
 
-function provenanceSuite(mysql: boolean): void {
+function provenanceSuite(database: 'sqlite' | 'mysql'): void {
   let t: TestGateway;
   const tokenOf = (c: Caller) =>
     t.token({ userId: c.userId, userName: c.userName, orgId: c.orgId, orgName: c.orgName, roles: [...c.roles] });
   const turns: Record<string, TurnRecord> = {};
 
   beforeAll(async () => {
-    t = await startGateway({ database: mysql ? 'mysql' : 'sqlite' });
+    t = await startGateway({ database });
     const sessions = t.gateway.sessions.lifecycle;
     // Creation order is the order provenance lists read back (newest first); keep dates apart.
     const step = () => new Promise((r) => setTimeout(r, 5));
@@ -184,5 +184,5 @@ function provenanceSuite(mysql: boolean): void {
   });
 }
 
-describe('provenance queries on embedded SQLite', () => provenanceSuite(false));
-describeWithMysql('provenance queries on MySQL/MariaDB', () => provenanceSuite(true));
+describe('provenance queries on embedded SQLite', () => provenanceSuite('sqlite'));
+describeWithMysql('provenance queries on MySQL/MariaDB', () => provenanceSuite('mysql'));

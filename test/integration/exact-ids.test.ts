@@ -30,7 +30,7 @@ type Listed = {
   conversationContexts: { id: string }[];
 };
 
-function exactIdSuite(mysql: boolean): void {
+function exactIdSuite(database: 'sqlite' | 'mysql'): void {
   let t: TestGateway;
   let privateId: string;
   let publicId: string;
@@ -46,7 +46,7 @@ function exactIdSuite(mysql: boolean): void {
   const strangers = (): Caller[] => [...lookalikeOrgs.flatMap((org) => [admin('boss', org), user('user-2', org)]), lookalikeUser];
 
   beforeAll(async () => {
-    t = await startGateway(mysql ? { database: 'mysql' } : {});
+    t = await startGateway({ database });
     const { contexts } = t.gateway.services;
     const sessions = t.gateway.sessions.lifecycle;
     agentContextId = (await contexts.upsertAgentContext(boss, { name: 'Backend', vectorCollection: 'backend', defaultModel: 'gpt-4.1-mini' })).id;
@@ -148,5 +148,5 @@ function exactIdSuite(mysql: boolean): void {
   });
 }
 
-describe('exact ids on embedded SQLite', () => exactIdSuite(false));
-describeWithMysql('exact ids on MySQL/MariaDB', () => exactIdSuite(true));
+describe('exact ids on embedded SQLite', () => exactIdSuite('sqlite'));
+describeWithMysql('exact ids on MySQL/MariaDB', () => exactIdSuite('mysql'));

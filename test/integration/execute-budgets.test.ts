@@ -153,7 +153,7 @@ describeWithRedis('budgets shared through Redis', () => {
       const env = { RATE_LIMIT_EXECUTES_PER_MINUTE: '3', MAX_TURNS_IN_FLIGHT_PER_USER: '2' };
       const bus = { keyPrefix: `test-${randomUUID()}:` };
       a = await startGateway({ ...EXECUTE_SETUP, database: { url: databaseUrl }, bus, provider: fake, env });
-      b = await startGateway({ ...EXECUTE_SETUP, database: { url: databaseUrl }, bus, provider: fake, env, contexts: { agentContextId: a.agentContextId, conversationContextId: a.conversationContextId } });
+      b = await startGateway({ ...EXECUTE_SETUP, peerOf: a, env });
     }, 30_000);
     afterAll(async () => {
       await b.close();

@@ -85,14 +85,7 @@ describeWithMysql('cancelling and rerunning turns on MariaDB', () => {
   });
 
   it('stops a call running on another instance: the manager cancels, the running instance aborts at its next lease renewal', async () => {
-    const b = await startGateway({
-      ...EXECUTE_SETUP,
-      database: { url: new URL(h.gateway.config.databaseUrl!).toString() },
-      dataDir: h.gateway.config.dataDir,
-      provider: h.fake,
-      contexts: { agentContextId: h.agentContextId, conversationContextId: h.conversationContextId },
-      env: { TURN_LEASE_SECONDS: '3' },
-    });
+    const b = await startGateway({ ...EXECUTE_SETUP, peerOf: h, env: { TURN_LEASE_SECONDS: '3' } });
     try {
       h.fake.enqueue({ kind: 'stall', chunks: ['started on A'] });
       const waiting = h.execute(alice, { instruction: 'Run on A' });
@@ -172,7 +165,7 @@ describeWithMysql('cancelling and rerunning turns on MariaDB', () => {
   });
 
   it('fails what still runs when the gateway shuts down, instead of leaving it PENDING', async () => {
-    const c = await startGateway({ ...EXECUTE_SETUP, database: { url: h.gateway.config.databaseUrl! }, provider: h.fake, contexts: { agentContextId: h.agentContextId, conversationContextId: h.conversationContextId } });
+    const c = await startGateway({ ...EXECUTE_SETUP, peerOf: h });
     c.fake.enqueue({ kind: 'stall', chunks: ['never finished'] });
     const ids = (await c.executeAsync(alice, { instruction: 'Interrupted by shutdown' })).body.data!.executeAsync;
     await eventually(() => c.output.of(ids.turnId).text === 'never finished');

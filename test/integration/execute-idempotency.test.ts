@@ -7,14 +7,7 @@ describeWithMysql('idempotent execute on MariaDB', () => {
   let other: TestGateway;
   beforeAll(async () => {
     h = await startGateway({ ...EXECUTE_SETUP, database: 'mysql', env: { IDEMPOTENCY_WAIT_MS: '8000' } });
-    other = await startGateway({
-      ...EXECUTE_SETUP,
-      database: { url: h.gateway.config.databaseUrl! },
-      dataDir: h.gateway.config.dataDir,
-      provider: h.fake,
-      contexts: { agentContextId: h.agentContextId, conversationContextId: h.conversationContextId },
-      env: { IDEMPOTENCY_WAIT_MS: '300' },
-    });
+    other = await startGateway({ ...EXECUTE_SETUP, peerOf: h, env: { IDEMPOTENCY_WAIT_MS: '300' } });
   });
   afterAll(async () => {
     await other.close();
@@ -66,14 +59,7 @@ describeWithMysql('idempotent execute on MariaDB', () => {
     const input = { instruction: 'Race across instances', idempotencyKey: 'retry-5' };
     const first = h.execute(alice, input);
     await h.fake.waitForRequests(1);
-    const patient = await startGateway({
-      ...EXECUTE_SETUP,
-      database: { url: h.gateway.config.databaseUrl! },
-      dataDir: h.gateway.config.dataDir,
-      provider: h.fake,
-      contexts: { agentContextId: h.agentContextId, conversationContextId: h.conversationContextId },
-      env: { IDEMPOTENCY_WAIT_MS: '8000' },
-    });
+    const patient = await startGateway({ ...EXECUTE_SETUP, peerOf: h, env: { IDEMPOTENCY_WAIT_MS: '8000' } });
     try {
       const [a, b] = await Promise.all([first, patient.execute(alice, input)]);
       expect(b.body).toEqual(a.body);

@@ -10,12 +10,12 @@ const DAY = 24 * 3600 * 1000;
  * Issue 3 points 2, 3, 4, 6 and 10 over GraphQL against the local Responses API: what a
  * turn records at each step, what the provider receives (and does not), and usage.
  */
-function lifecycleSuite(mysql: boolean): void {
+function lifecycleSuite(database: 'sqlite' | 'mysql'): void {
   let h: TestGateway;
   beforeAll(async () => {
     h = await startGateway({
       ...EXECUTE_SETUP,
-      database: mysql ? 'mysql' : 'sqlite',
+      database,
       env: { OPENAI_CHAIN_TTL_SECONDS: String(7 * 24 * 3600), MODEL_PRICING: '{"gpt-4.1-mini": {"inputPer1K": 0.5, "outputPer1K": 2}}' },
     });
   });
@@ -91,7 +91,7 @@ function lifecycleSuite(mysql: boolean): void {
   });
 
   it('reports a provider that hangs as LLM_TIMEOUT and fails the turn', async () => {
-    const quick = await startGateway({ ...EXECUTE_SETUP, database: mysql ? 'mysql' : 'sqlite', provider: h.fake, env: { LLM_TIMEOUT_MS: '300', LLM_MAX_RETRIES: '0' } });
+    const quick = await startGateway({ ...EXECUTE_SETUP, database, provider: h.fake, env: { LLM_TIMEOUT_MS: '300', LLM_MAX_RETRIES: '0' } });
     try {
       quick.fake.enqueue({ kind: 'hang' });
       const res = await quick.execute(alice, { instruction: 'Hang please' });
@@ -275,5 +275,5 @@ function lifecycleSuite(mysql: boolean): void {
   });
 }
 
-describeWithMysql('execute turn lifecycle on MariaDB', () => lifecycleSuite(true));
-describe('execute turn lifecycle on embedded SQLite', () => lifecycleSuite(false));
+describeWithMysql('execute turn lifecycle on MariaDB', () => lifecycleSuite('mysql'));
+describe('execute turn lifecycle on embedded SQLite', () => lifecycleSuite('sqlite'));

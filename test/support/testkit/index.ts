@@ -62,12 +62,19 @@ export interface GatewayOptions {
   /** 'none' (the default), 'seeded' (an agent and a conversation context by `boss`) or another gateway's. */
   readonly contexts?: 'none' | 'seeded' | SeededContexts;
   readonly hooks?: Pick<GatewayHooks, 'sweeper' | 'dashboardDir'>;
+  /**
+   * Another instance of the peer's deployment: its database (MySQL), data directory, provider,
+   * bus and contexts are the peer's, whatever else these options say.
+   */
+  readonly peerOf?: TestGateway;
 }
 
 /** What the execute suites used: the stand-in, scripted retrieval, recorded output and seeded contexts. */
 export const EXECUTE_SETUP = { provider: 'stand-in', retrieval: 'scripted', output: 'recorded', contexts: 'seeded' } as const satisfies GatewayOptions;
 
 export interface TestGateway extends SeededContexts {
+  /** The contexts `agentContextId` and `conversationContextId` name; null when none were seeded. */
+  readonly contexts: SeededContexts | null;
   readonly gateway: Gateway;
   readonly url: string;
   /** Every SQL statement the gateway ran since the last reset. */
@@ -98,7 +105,8 @@ export interface TestGateway extends SeededContexts {
 }
 
 /** A real gateway (composition root, Apollo, HTTP) on a free port, with the stand-ins the options ask for. */
-export async function startGateway(options: GatewayOptions = {}): Promise<TestGateway> {
+export async function startGateway(given: GatewayOptions = {}): Promise<TestGateway> {
+  const options = given.peerOf ? { ...given, ...peerOptions(given.peerOf) } : given;
   const { database = 'sqlite', provider = 'offline' } = options;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'gw-gateway-'));
   const ownedDatabaseUrl = database === 'mysql' ? await createMysqlDatabase() : null;
@@ -150,6 +158,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
     clock,
     output,
     retriever,
+    contexts,
     get agentContextId() {
       return contextId('agentContextId');
     },
@@ -197,6 +206,18 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
     },
   };
   return kit;
+}
+
+function peerOptions(peer: TestGateway): GatewayOptions {
+  const { databaseUrl, dataDir, live, openaiApiKey } = peer.gateway.config;
+  if (!databaseUrl) throw new Error('peerOf: instances share a MySQL database; start the peer with database \'mysql\'');
+  return {
+    database: { url: databaseUrl },
+    dataDir,
+    provider: openaiApiKey ? peer.fake : 'offline',
+    contexts: peer.contexts ?? 'none',
+    ...(live.redisUrl ? { bus: { url: live.redisUrl, keyPrefix: live.redisKeyPrefix } } : {}),
+  };
 }
 
 /** Redis is shared by every suite and helper: each deployment gets a key prefix of its own. */
