@@ -79,7 +79,7 @@ export interface TestGateway extends SeededContexts {
   readonly url: string;
   /** Every SQL statement the gateway ran since the last reset. */
   readonly statements: string[];
-  /** The provider stand-in; it runs for every gateway, but only answers it with `provider` other than 'offline'. */
+  /** The provider stand-in (the shared one when `provider` named one). It always runs; an 'offline' gateway never calls it. */
   readonly fake: FakeOpenAI;
   readonly clock: TestClock;
   /** Streamed answer text, when started with output 'recorded'. */
