@@ -1,7 +1,8 @@
 import { Field, Float, ID, Int, ObjectType } from 'type-graphql';
+import type { ChainRestartReason } from '../../domain/chain-restart';
 import type { TurnStatus } from '../../domain/turn-status';
 import { EntityHeader, PageInfo } from './common.type';
-import { AgentSessionTurnStatus } from './enums';
+import { AgentSessionTurnStatus, OpenAIChainRestartReason } from './enums';
 
 @ObjectType({ simpleResolvers: true })
 export class AgentSessionChunkRef {
@@ -26,6 +27,17 @@ export class AgentSessionActiveFileRef {
   @Field(() => Boolean) isTouched!: boolean;
   @Field(() => Boolean) wasSentToLLM!: boolean;
   @Field(() => Boolean) wasTooLargeToSend!: boolean;
+}
+
+@ObjectType({ simpleResolvers: true, description: 'A retrieved snippet recorded on the turn but not sent to the model.' })
+export class AgentSessionSkippedSnippet {
+  @Field(() => ID) chunkId!: string;
+  @Field(() => String) path!: string;
+  @Field(() => Int) startLine!: number;
+  @Field(() => Int) endLine!: number;
+  @Field(() => String) contentHash!: string;
+  @Field(() => String, { description: 'ACTIVE_FILE_IS_CURRENT: the file is an active file of the live chain, whose local version wins.' })
+  reason!: string;
 }
 
 @ObjectType({ simpleResolvers: true })
@@ -78,6 +90,11 @@ export class AgentSessionTurn {
   @Field(() => [String]) warnings!: string[];
   @Field(() => [String]) errors!: string[];
   @Field(() => TurnUsage, { nullable: true }) usage!: TurnUsage | null;
+  @Field(() => OpenAIChainRestartReason, {
+    nullable: true,
+    description: "Why this turn's provider conversation started afresh; null when it continued the session's chain.",
+  })
+  openAIChainRestartReason!: ChainRestartReason | null;
 }
 
 @ObjectType({ simpleResolvers: true })
