@@ -184,7 +184,7 @@ export class TurnRunner {
       const responseUrl = await blobs
         .appendResponse({ streamedDeltas: flight.deltas - run.firstDeltaIndex, error: e.message }, run.continued)
         .catch(() => null);
-      // A lost chain heals itself: this turn fails, so the next one starts a new, preloaded chain.
+      // Only a tool continuation gets here with a lost chain (an instruction retries on a new one): the next instruction recovers.
       const message = e.kind === 'chain_lost' ? `${e.message}; send the instruction again to continue in a new conversation` : e.message;
       return this.fail(run, flight, e.code, message, {
         openAIResponseId: e.provider.responseId ?? null,
