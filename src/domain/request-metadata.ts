@@ -1,5 +1,6 @@
 /** Why a retrieved snippet was recorded but not sent to the model. */
-export type SnippetSkipReason = 'ACTIVE_FILE_IS_CURRENT';
+export const SNIPPET_SKIP_REASONS = ['ACTIVE_FILE_IS_CURRENT'] as const;
+export type SnippetSkipReason = (typeof SNIPPET_SKIP_REASONS)[number];
 
 export interface SkippedSnippet {
   readonly chunkId: string;

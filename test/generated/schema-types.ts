@@ -192,8 +192,7 @@ export type AgentSessionSkippedSnippet = {
   contentHash: Scalars['String']['output'];
   endLine: Scalars['Int']['output'];
   path: Scalars['String']['output'];
-  /** ACTIVE_FILE_IS_CURRENT: the file is an active file of the live chain, whose local version wins. */
-  reason: Scalars['String']['output'];
+  reason: SkippedSnippetReason;
   startLine: Scalars['Int']['output'];
 };
 
@@ -502,6 +501,10 @@ export type QueryTurnsUsingFileArgs = {
 export type QueryUsageByDayArgs = {
   days?: InputMaybe<Scalars['Int']['input']>;
 };
+
+export type SkippedSnippetReason =
+  /** The snippet's file is an active file of the live chain; the developer's local version wins over the index. */
+  | 'ACTIVE_FILE_IS_CURRENT';
 
 export type Subscription = {
   __typename?: 'Subscription';

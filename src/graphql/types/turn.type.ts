@@ -1,8 +1,9 @@
 import { Field, Float, ID, Int, ObjectType } from 'type-graphql';
 import type { ChainRestartReason } from '../../domain/chain-restart';
+import type { SnippetSkipReason } from '../../domain/request-metadata';
 import type { TurnStatus } from '../../domain/turn-status';
 import { EntityHeader, PageInfo } from './common.type';
-import { AgentSessionTurnStatus, OpenAIChainRestartReason } from './enums';
+import { AgentSessionTurnStatus, OpenAIChainRestartReason, SkippedSnippetReason } from './enums';
 
 @ObjectType({ simpleResolvers: true })
 export class AgentSessionChunkRef {
@@ -36,8 +37,7 @@ export class AgentSessionSkippedSnippet {
   @Field(() => Int) startLine!: number;
   @Field(() => Int) endLine!: number;
   @Field(() => String) contentHash!: string;
-  @Field(() => String, { description: 'ACTIVE_FILE_IS_CURRENT: the file is an active file of the live chain, whose local version wins.' })
-  reason!: string;
+  @Field(() => SkippedSnippetReason) reason!: SnippetSkipReason;
 }
 
 @ObjectType({ simpleResolvers: true })
