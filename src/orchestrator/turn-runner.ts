@@ -49,6 +49,11 @@ export interface TurnRunnerDeps {
   readonly now: () => Date;
 }
 
+interface Written {
+  requestUrl: string | null;
+  continued: boolean;
+}
+
 interface PayloadUrls {
   readonly request: string;
   readonly response: string;
@@ -70,7 +75,8 @@ export class TurnRunner {
   async run(run: TurnRun): Promise<ExecuteResponse> {
     const flight = this.deps.inFlight.register(run.caller.orgId, run.sessionId, run.turnId, run.firstDeltaIndex);
     const blobs = new TurnBlobs(this.deps.blobs, run.caller.orgId, run.sessionId, run.turnId);
-    const written: { requestUrl: string | null } = { requestUrl: null };
+    // Where this round's payload logs stand; a chain restart makes the retry's entries follow the failed attempt's.
+    const written: Written = { requestUrl: null, continued: run.continued };
     try {
       written.requestUrl = await blobs.appendRequest(this.deps.llm.payloadOf(run.request), run.continued);
       const { result, round } = await this.respondRecovering(run, flight, blobs, written);
@@ -81,7 +87,7 @@ export class TurnRunner {
         ? await this.pause(round, flight, result, usage, urls)
         : await this.complete(round, flight, blobs, result, usage, urls);
     } catch (e) {
-      throw await this.failed(run, flight, blobs, e, written.requestUrl);
+      throw await this.failed({ ...run, continued: written.continued }, flight, blobs, e, written.requestUrl);
     } finally {
       if (!flight.settling) this.deps.inFlight.release(run.turnId);
       await this.answerLateCancel(run, flight);
@@ -98,7 +104,7 @@ export class TurnRunner {
     run: TurnRun,
     flight: InFlightTurn,
     blobs: TurnBlobs,
-    written: { requestUrl: string | null },
+    written: Written,
   ): Promise<{ result: LlmResponse; round: TurnRun }> {
     const respond = (round: TurnRun) =>
       this.deps.llm.respond(round.request, { signal: flight.controller.signal, onTextDelta: (text) => this.onDelta(round, flight, text) });
@@ -110,6 +116,7 @@ export class TurnRunner {
       await blobs.appendResponse({ streamedDeltas: 0, error: e.message }, run.continued);
       await this.deps.sessions.restartTurnChain(run.caller, run.sessionId, run.turnId, { reason: 'LOST_BY_PROVIDER', ...restart });
       const round: TurnRun = { ...run, request: restart.request, chainExpiry: restart.chainExpiry, restartChain: null, continued: true };
+      written.continued = true;
       written.requestUrl = await blobs.appendRequest(this.deps.llm.payloadOf(round.request), true);
       return { result: await respond(round), round };
     }

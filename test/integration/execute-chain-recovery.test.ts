@@ -8,7 +8,7 @@ const DAY = 24 * 3600 * 1000;
 const TURN = `query Turn($sessionId: ID!, $turnId: ID!) {
   agentSessionTurn(sessionId: $sessionId, turnId: $turnId) {
     id status conversationId openAIResponseId previousOpenAIResponseId openAIChainRestartReason warnings
-    fullAgentAnswerUrl retrievalPathPrefixes
+    fullAgentAnswerUrl retrievalPathPrefixes openAIRequestPayloadUrl openAIResponsePayloadUrl
     chunkRefs { chunkId }
     skippedSnippets { chunkId path reason }
     activeFileRefs { path contentHash sizeBytes wasSentToLLM wasTooLargeToSend }
@@ -30,6 +30,8 @@ interface ChainTurn {
   openAIChainRestartReason: string | null;
   warnings: string[];
   fullAgentAnswerUrl: string | null;
+  openAIRequestPayloadUrl: string | null;
+  openAIResponsePayloadUrl: string | null;
   retrievalPathPrefixes: string[] | null;
   chunkRefs: { chunkId: string }[];
   skippedSnippets: { chunkId: string; path: string; reason: string }[];
@@ -86,6 +88,12 @@ function chainSuite(mysql: boolean): void {
     const recovered = await turn(third.sessionId, third.turnId);
     expect(recovered).toMatchObject({ status: 'COMPLETED', openAIChainRestartReason: 'LOST_BY_PROVIDER', previousOpenAIResponseId: null, conversationId: third.turnId });
     expect(recovered.activeFileRefs).toEqual([{ path: 'n.txt', contentHash: sha('forty-two'), sizeBytes: 9, wasSentToLLM: true, wasTooLargeToSend: false }]);
+    // Both attempts stay in the turn's payload logs.
+    const requests = JSON.parse((await h.blob(alice, recovered.openAIRequestPayloadUrl!)).text) as Record<string, unknown>[];
+    expect(requests.map((r) => r.previous_response_id ?? null)).toEqual([lostTurn.openAIResponseId, null]);
+    const responses = JSON.parse((await h.blob(alice, recovered.openAIResponsePayloadUrl!)).text) as { error?: string; response?: { id: string } }[];
+    expect(responses[0]?.error).toBe('the model provider no longer knows the previous response (HTTP 400)');
+    expect(responses[1]?.response?.id).toBe(recovered.openAIResponseId);
     expect((await turn(first.sessionId, first.turnId)).openAIChainRestartReason).toBe('FIRST_TURN');
     expect(lostTurn.openAIChainRestartReason).toBeNull();
 
