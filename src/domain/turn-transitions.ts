@@ -221,6 +221,7 @@ export function restartTurnChain(turn: TurnRecord, restart: TurnChainRestart): T
     previousOpenAIResponseId: null,
     openAIChainRestartReason: restart.reason,
     activeFileRefs: [...restart.activeFileRefs],
+    chunkRefs: [...restart.chunkRefs],
     requestMetadata: restart.requestMetadata,
     warnings: [...turn.warnings, ...restart.warnings],
   };

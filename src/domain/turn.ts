@@ -151,6 +151,8 @@ export interface TurnChainRestart {
   readonly reason: ChainRestartReason;
   /** The files as the retried request delivers them (a new chain re-sends what the old one held). */
   readonly activeFileRefs: readonly ActiveFileRef[];
+  /** The retrieved chunks the retry keeps (a new chain holds more active files, so it may skip more). */
+  readonly chunkRefs: readonly ChunkRef[];
   readonly requestMetadata: TurnRequestMetadata;
   readonly warnings: readonly string[];
 }

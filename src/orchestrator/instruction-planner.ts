@@ -68,6 +68,7 @@ export interface PlannedInstruction {
 export interface PlannedChainRestart {
   readonly request: LlmRequest;
   readonly activeFileRefs: readonly ActiveFileRef[];
+  readonly chunkRefs: readonly RetrievedChunk['ref'][];
   readonly requestMetadata: TurnRequestMetadata;
   readonly warnings: readonly string[];
   readonly chainExpiry: (receivedAt: Date) => Date;
@@ -161,6 +162,7 @@ export class InstructionPlanner {
     return {
       request: turn.request,
       activeFileRefs: turn.activeFileRefs,
+      chunkRefs: turn.chunkRefs,
       requestMetadata: { retrievalPathPrefixes: inputs.req.retrievalPathPrefixes, skippedSnippets: turn.skipped },
       warnings: turn.warnings.filter((w): w is string => w !== null),
       chainExpiry: (receivedAt) => chainExpiryOf(decision, receivedAt, this.deps.config.chainTtlSeconds),
