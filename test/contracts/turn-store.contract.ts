@@ -143,6 +143,35 @@ export function turnStoreContract(open: TurnStoreFactory): void {
     expect((await turns.getSession(alice, s.id))?.turnCount).toBe(1);
   });
 
+  it('restarts the chain of a PENDING turn in place, without an event, and only while it is PENDING', async () => {
+    const session = await newSession();
+    const turn = await turns.addTurn(alice, session.id, { instructionSummary: 'q', warnings: ['early'] });
+    const restart = {
+      reason: 'LOST_BY_PROVIDER' as const,
+      activeFileRefs: [],
+      chunkRefs: [],
+      requestMetadata: { retrievalPathPrefixes: ['ui'], skippedSnippets: [] },
+      warnings: ['restarted'],
+    };
+    const restarted = await turns.restartTurnChain(alice, session.id, turn.id, restart);
+    expect(restarted).toMatchObject({ status: 'PENDING', conversationId: turn.id, previousOpenAIResponseId: null, openAIChainRestartReason: 'LOST_BY_PROVIDER', warnings: ['early', 'restarted'] });
+    expect(await turns.getTurn(alice, session.id, turn.id)).toMatchObject({ conversationId: turn.id, requestMetadata: { retrievalPathPrefixes: ['ui'] } });
+    expect(eventsOf(session.id).map((e) => e.status)).toEqual(['PENDING']);
+    await turns.completeTurn(alice, session.id, turn.id, completion());
+    await expect(turns.restartTurnChain(alice, session.id, turn.id, restart)).rejects.toMatchObject({ code: 'CONFLICT' });
+  });
+
+  it('keeps the partial answer of a cancelled turn once, and refuses it for a turn that was not cancelled', async () => {
+    const session = await newSession();
+    const running = await turns.addTurn(alice, session.id, { instructionSummary: 'q' });
+    await expect(turns.keepPartialAnswer(alice, session.id, running.id, { fullAgentAnswerUrl: '/a', agentAnswerSummary: 'a' })).rejects.toMatchObject({ code: 'CONFLICT' });
+    await turns.cancelTurn(alice, session.id, running.id);
+    const kept = await turns.keepPartialAnswer(alice, session.id, running.id, { fullAgentAnswerUrl: '/partial', agentAnswerSummary: 'so far' });
+    expect(kept).toMatchObject({ status: 'CANCELLED', fullAgentAnswerUrl: '/partial', agentAnswerSummary: 'so far' });
+    await turns.keepPartialAnswer(alice, session.id, running.id, { fullAgentAnswerUrl: '/later', agentAnswerSummary: 'later' });
+    expect(await turns.getTurn(alice, session.id, running.id)).toMatchObject({ fullAgentAnswerUrl: '/partial', agentAnswerSummary: 'so far' });
+  });
+
   it('renews only the leases the owner holds on PENDING turns, and sweeps a lapsed one exactly once', async () => {
     const owner = `instance-${Math.random().toString(36).slice(2)}`;
     const s = await newSession();
