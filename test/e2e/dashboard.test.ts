@@ -5,11 +5,11 @@ import jwt from 'jsonwebtoken';
 import type { Caller } from '../../src/domain/caller';
 import { issueToken } from '../../src/server/auth';
 import { launchBrowser, type TestBrowser, type WatchedPage } from '../support/browser';
-import { alice, bob, boss, EXECUTE, EXECUTE_ASYNC } from '../support/execute';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
 import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process';
 import { describeWithBrowser } from '../support/services';
 import { startTcpProxy } from '../support/tcp-proxy';
+import { alice, bob, boss, EXECUTE, EXECUTE_ASYNC } from '../support/testkit';
 
 const SECRET = 'e2e-dashboard-secret-e2e-dashboard-secret-0';
 const tokenOf = (c: Caller) => issueToken({ userId: c.userId, userName: c.userName, orgId: c.orgId, orgName: c.orgName, roles: [...c.roles] }, SECRET);

@@ -1,7 +1,6 @@
-import { alice, boss, EXECUTE, EXECUTE_ASYNC } from '../support/execute';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
-import { startTestGateway, type TestGateway } from '../support/gateway';
 import { subscribe, wsClient } from '../support/ws';
+import { alice, boss, EXECUTE, EXECUTE_ASYNC, startGateway, type TestGateway } from '../support/testkit';
 
 const OUTPUT = `subscription O($sessionId: ID!, $turnId: ID!) { turnOutput(sessionId: $sessionId, turnId: $turnId) { turnId index textDelta } }`;
 const STATUS = `subscription S($sessionId: ID!) { turnStatusChanged(sessionId: $sessionId) { turnId previousStatus status } }`;
@@ -12,7 +11,7 @@ describe('execute seen over subscriptions', () => {
   let t: TestGateway;
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    t = await startTestGateway({ env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.url } });
+    t = await startGateway({ provider: fake });
   });
   afterAll(async () => {
     await t.close();

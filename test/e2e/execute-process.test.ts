@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { issueToken } from '../../src/server/auth';
 import { createMysqlDatabase, dropMysqlDatabase } from '../support/db';
-import { alice, boss, EXECUTE, EXECUTE_ASYNC, startExecuteHarness } from '../support/execute';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
 import { startServerProcess } from '../support/server-process';
 import { describeWithMysql } from '../support/services';
+import { alice, boss, EXECUTE, EXECUTE_ASYNC, EXECUTE_SETUP, startGateway } from '../support/testkit';
 
 const SECRET = 'e2e-execute-secret-e2e-execute-secret-0123';
 
@@ -84,10 +84,11 @@ describeWithMysql('a gateway process that dies mid-turn', () => {
       doomed.child.kill('SIGKILL');
     });
 
-    const survivor = await startExecuteHarness({
-      databaseUrl,
+    const survivor = await startGateway({
+      ...EXECUTE_SETUP,
+      database: { url: databaseUrl },
       dataDir,
-      fake,
+      provider: fake,
       contexts: { agentContextId: upsertAgentContext.id, conversationContextId: '' },
       env: { TURN_LEASE_SECONDS: '2' },
     });

@@ -1,11 +1,11 @@
 import { serverAudits } from 'graphql-http';
-import { startTestGateway, type TestGateway } from '../support/gateway';
+import { startGateway, type TestGateway } from '../support/testkit';
 
 let t: TestGateway;
 let token: string;
 
 beforeAll(async () => {
-  t = await startTestGateway();
+  t = await startGateway();
   token = t.token({ userId: 'auditor' });
 });
 afterAll(() => t.close());

@@ -6,8 +6,8 @@ import { promisify } from 'node:util';
 import { LOCAL_EMBEDDER_DIMENSION as DIM } from '../../src/retrieval/local-embedder.adapter';
 import type { RetrievalRequest } from '../../src/retrieval/retrieval.port';
 import { FakeQdrant } from '../support/fake-qdrant';
-import { startTestGateway, type TestGateway } from '../support/gateway';
 import { removeTree, SAMPLE_CODE, writeTree } from '../support/source-tree';
+import { startGateway, type TestGateway } from '../support/testkit';
 
 const root = resolve(__dirname, '../..');
 const run = promisify(execFile);
@@ -73,7 +73,7 @@ describe('npm run ingest', () => {
   describe('into the embedded index of a running gateway', () => {
     let t: TestGateway;
     beforeAll(async () => {
-      t = await startTestGateway();
+      t = await startGateway();
     });
     afterAll(() => t.close());
 
@@ -148,7 +148,7 @@ describe('npm run ingest', () => {
     let url: string;
     beforeAll(async () => {
       url = await fake.start();
-      t = await startTestGateway({ env: { QDRANT_URL: url } });
+      t = await startGateway({ env: { QDRANT_URL: url } });
     });
     afterAll(async () => {
       await t.close();

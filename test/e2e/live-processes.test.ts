@@ -7,16 +7,14 @@ import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { createGateway, type Gateway } from '../../src/main';
 import { issueToken } from '../../src/server/auth';
-import { user } from '../support/callers';
 import { createMysqlDatabase, dropMysqlDatabase } from '../support/db';
 import { startServerProcess, type ServerProcess } from '../support/server-process';
 import { describeWithMysql, describeWithRedis, redisUrl } from '../support/services';
 import { addTurn, completeTurn } from '../support/turns';
 import { subscribe, wsClient } from '../support/ws';
+import { alice, bob } from '../support/testkit/users';
 
 const SECRET = 'e2e-live-secret-e2e-live-secret-e2e-live';
-const alice = user('alice');
-const bob = user('bob');
 const token = (userId: string) => issueToken({ userId, orgId: 'acme' }, SECRET);
 
 const STATUS = `subscription S($sessionId: ID!, $after: ID) {

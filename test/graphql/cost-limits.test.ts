@@ -1,14 +1,10 @@
 import type { Client } from 'graphql-ws';
 import { DEFAULT_MAX_COST } from '../../src/config';
 import { MAX_PAGE_SIZE } from '../../src/domain/pagination';
-import { user } from '../support/callers';
 import { FLOOD_WITH_DEFAULT, FLOOD_WITH_LITERAL, FLOOD_WITH_VARIABLE, SESSION_TURNS, SUMMARY_PAGE } from '../support/client-queries';
-import { startTestGateway, type TestGateway } from '../support/gateway';
 import { addTurn, completeTurn } from '../support/turns';
 import { subscribe, waitUntil, wsClient } from '../support/ws';
-
-const alice = user('alice');
-const bob = user('bob');
+import { alice, bob, startGateway, type TestGateway } from '../support/testkit';
 
 async function sessionWithTurns(t: TestGateway, turns: number): Promise<string> {
   const sessions = t.gateway.sessions.lifecycle;
@@ -25,7 +21,7 @@ function gatewayWithSession(turns: number, env: Record<string, string> = {}) {
   const h = { t: null as unknown as TestGateway, token: '', sessionId: '' };
   const clients: Client[] = [];
   beforeAll(async () => {
-    h.t = await startTestGateway({ env, hooks: { sweeper: false } });
+    h.t = await startGateway({ env, hooks: { sweeper: false } });
     h.token = h.t.token({ userId: 'alice' });
     h.sessionId = await sessionWithTurns(h.t, turns);
   });

@@ -3,13 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Caller } from '../../src/domain/caller';
 import { DASHBOARD_CSP } from '../../src/server/dashboard';
-import { admin, user } from '../support/callers';
-import { startTestGateway, type TestGateway } from '../support/gateway';
 import { addTurn, completeTurn } from '../support/turns';
-
-const alice = user('alice');
-const bob = user('bob');
-const boss = admin('boss');
+import { alice, bob, boss, startGateway, type TestGateway } from '../support/testkit';
 
 const USAGE = `query U($days: Int) { usageByDay(days: $days) { scope days { date pendingTurns completedTurns failedTurns cancelledTurns estimatedCostUsd } } }`;
 type Usage = { usageByDay: { scope: string; days: { date: string; pendingTurns: number; completedTurns: number }[] } };
@@ -18,7 +13,7 @@ describe('dashboard queries', () => {
   let t: TestGateway;
   const tokenOf = (c: Caller) => t.token({ userId: c.userId, userName: c.userName, orgId: c.orgId, orgName: c.orgName, roles: [...c.roles] });
   beforeAll(async () => {
-    t = await startTestGateway();
+    t = await startGateway();
   });
   afterAll(() => t.close());
 
@@ -67,7 +62,7 @@ describe('GET /dashboard', () => {
     for (const [name, text] of Object.entries({ 'index.html': '<!doctype html><title>x</title>', 'dashboard.js': 'export {};', 'dashboard.css': 'body{}', 'icon.svg': '<svg/>', 'main.ts': 'secret' })) {
       writeFileSync(join(dir, name), text);
     }
-    t = await startTestGateway({ hooks: { dashboardDir: dir } });
+    t = await startGateway({ hooks: { dashboardDir: dir } });
   });
   afterAll(async () => {
     await t.close();
@@ -106,7 +101,7 @@ describe('GET /dashboard', () => {
   });
 
   it('answers 404 with a hint when the dashboard was not built', async () => {
-    const bare = await startTestGateway({ hooks: { dashboardDir: join(dir, 'missing') } });
+    const bare = await startGateway({ hooks: { dashboardDir: join(dir, 'missing') } });
     try {
       const res = await fetch(`${bare.url}/dashboard`);
       expect(res.status).toBe(404);

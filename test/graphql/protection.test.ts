@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { startTestGateway, type TestGateway } from '../support/gateway';
 import { subscribe, wsClient } from '../support/ws';
+import { startGateway, type TestGateway } from '../support/testkit';
 
 /** Requests graphql-js answers with a schema suggestion: a field, an enum value (literal and variable), an inline fragment. */
 const SUGGESTION_BAIT: readonly (readonly [string, string, Record<string, unknown>])[] = [
@@ -17,7 +17,7 @@ describe('abuse limits and transport rules', () => {
   let t: TestGateway;
   let token: string;
   beforeAll(async () => {
-    t = await startTestGateway();
+    t = await startGateway();
     token = t.token({ userId: 'alice' });
   });
   afterAll(() => t.close());
@@ -97,7 +97,7 @@ describe('NODE_ENV=production', () => {
         done();
       },
     });
-    t = await startTestGateway({ env: { NODE_ENV: 'production' }, logger: pino({ level: 'error' }, sink) });
+    t = await startGateway({ env: { NODE_ENV: 'production' }, logger: pino({ level: 'error' }, sink) });
     token = t.token({ userId: 'alice' });
   });
   afterAll(() => t.close());

@@ -1,8 +1,7 @@
 import type { Caller } from '../../src/domain/caller';
 import type { ActiveFileRef, ChunkRef, TurnRecord } from '../../src/domain/turn';
-import { admin, user } from '../support/callers';
-import { startTestGateway, type TestGateway } from '../support/gateway';
 import { describeWithMysql } from '../support/services';
+import { alice, bob, boss, mallory, startGateway, type TestGateway } from '../support/testkit';
 
 const QUERY = `query Provenance($chunkId: ID!, $first: Int, $after: String) {
   turnsUsingChunk(chunkId: $chunkId, first: $first, after: $after) {
@@ -48,18 +47,14 @@ const activeFile = (contentHash: string): ActiveFileRef => ({
   wasTooLargeToSend: false,
 });
 
-function provenanceSuite(mysql: boolean): void {
+function provenanceSuite(database: 'sqlite' | 'mysql'): void {
   let t: TestGateway;
-  const alice = user('alice');
-  const bob = user('bob');
-  const boss = admin('boss');
-  const mallory = user('mallory', 'globex');
   const tokenOf = (c: Caller) =>
     t.token({ userId: c.userId, userName: c.userName, orgId: c.orgId, orgName: c.orgName, roles: [...c.roles] });
   const turns: Record<string, TurnRecord> = {};
 
   beforeAll(async () => {
-    t = await startTestGateway({ mysql });
+    t = await startGateway({ database });
     const sessions = t.gateway.sessions.lifecycle;
     // Creation order is the order provenance lists read back (newest first); keep dates apart.
     const step = () => new Promise((r) => setTimeout(r, 5));
@@ -189,5 +184,5 @@ function provenanceSuite(mysql: boolean): void {
   });
 }
 
-describe('provenance queries on embedded SQLite', () => provenanceSuite(false));
-describeWithMysql('provenance queries on MySQL/MariaDB', () => provenanceSuite(true));
+describe('provenance queries on embedded SQLite', () => provenanceSuite('sqlite'));
+describeWithMysql('provenance queries on MySQL/MariaDB', () => provenanceSuite('mysql'));

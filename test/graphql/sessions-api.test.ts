@@ -1,15 +1,10 @@
 import jwt from 'jsonwebtoken';
 import type { Caller } from '../../src/domain/caller';
 import type { SessionRecord } from '../../src/domain/session';
-import { admin, user } from '../support/callers';
 import { RenameSessionDocument, SessionDetailDocument, SessionListDocument } from '../generated/operations';
-import { startTestGateway, TEST_SECRET, type TestGateway } from '../support/gateway';
+import { alice, bob, boss, mallory, startGateway, TEST_SECRET, type TestGateway } from '../support/testkit';
 
 let t: TestGateway;
-const alice = user('alice');
-const bob = user('bob');
-const boss = admin('boss');
-const mallory = user('alice', 'globex');
 const tokenOf = (c: Caller) =>
   t.token({ userId: c.userId, userName: c.userName, orgId: c.orgId, orgName: c.orgName, roles: [...c.roles] });
 
@@ -34,7 +29,7 @@ let publicOfBob: SessionRecord;
 let privateOfBob: SessionRecord;
 
 beforeAll(async () => {
-  t = await startTestGateway();
+  t = await startGateway();
   const { contexts } = t.gateway.services;
   const sessions = t.gateway.sessions.lifecycle;
   const ac = await contexts.upsertAgentContext(boss, { name: 'Backend Platform', vectorCollection: 'backend', defaultModel: 'gpt-4.1-mini' });

@@ -1,15 +1,9 @@
 import type { Client } from 'graphql-ws';
 import type { Caller } from '../../src/domain/caller';
 import type { SessionRecord } from '../../src/domain/session';
-import { admin, user } from '../support/callers';
-import { startTestGateway, type TestGateway } from '../support/gateway';
 import { addTurn, completeTurn, failTurn } from '../support/turns';
 import { subscribe, waitUntil, wsClient } from '../support/ws';
-
-const alice = user('alice');
-const bob = user('bob');
-const boss = admin('boss');
-const mallory = user('mallory', 'globex');
+import { alice, bob, boss, mallory, startGateway, type TestGateway } from '../support/testkit';
 
 const STATUS = `subscription S($sessionId: ID!, $after: ID) {
   turnStatusChanged(sessionId: $sessionId, afterEventId: $after) {
@@ -46,7 +40,7 @@ const subscribers = () => t.gateway.live.executor.subscriberCount;
 
 let agentContextId: string;
 beforeAll(async () => {
-  t = await startTestGateway();
+  t = await startGateway();
   const ac = await t.gateway.services.contexts.upsertAgentContext(boss, { name: 'Backend Platform', vectorCollection: 'backend', defaultModel: 'm' });
   agentContextId = ac.id;
 });

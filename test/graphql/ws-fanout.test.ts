@@ -1,10 +1,9 @@
 import type { Client } from 'graphql-ws';
 import type { Caller } from '../../src/domain/caller';
 import { GatewayCloseCode } from '../../src/server/ws-limits';
-import { admin, user } from '../support/callers';
-import { startTestGateway, type TestGateway } from '../support/gateway';
 import { addTurn, completeTurn } from '../support/turns';
 import { RawSocket, sleep, subscribe, waitUntil, wsClient } from '../support/ws';
+import { admin, alice, startGateway, type TestGateway } from '../support/testkit';
 
 const STATUS = `subscription S($sessionId: ID!, $after: ID) {
   turnStatusChanged(sessionId: $sessionId, afterEventId: $after) { eventId sequenceNumber status turn { id status } session { id name turnCount } }
@@ -12,7 +11,6 @@ const STATUS = `subscription S($sessionId: ID!, $after: ID) {
 const OUTPUT = `subscription O($sessionId: ID!, $turnId: ID!) { turnOutput(sessionId: $sessionId, turnId: $turnId) { index textDelta } }`;
 type Status = { turnStatusChanged: { eventId: string; sequenceNumber: number; status: string } };
 
-const alice = user('alice');
 /** A result of the status subscription, bare or inside a protocol message. */
 const carriesEvent = (value: unknown): boolean => {
   if (typeof value !== 'object' || value === null) return false;
@@ -25,7 +23,7 @@ describe('fan-out of one group', () => {
   let t: TestGateway;
   const clients: Client[] = [];
   beforeAll(async () => {
-    t = await startTestGateway({ hooks: { sweeper: false } });
+    t = await startGateway({ hooks: { sweeper: false } });
   });
   afterEach(() => Promise.all(clients.splice(0).map((c) => c.dispose())));
   afterAll(() => t.close());
@@ -73,7 +71,7 @@ describe('a subscriber that stops reading', () => {
   const clients: Client[] = [];
   const sockets: RawSocket[] = [];
   beforeAll(async () => {
-    t = await startTestGateway({ env: { WS_MAX_BUFFERED_BYTES: String(MAX_BUFFERED) }, hooks: { sweeper: false } });
+    t = await startGateway({ env: { WS_MAX_BUFFERED_BYTES: String(MAX_BUFFERED) }, hooks: { sweeper: false } });
   });
   afterAll(async () => {
     sockets.forEach((s) => s.ws.terminate());

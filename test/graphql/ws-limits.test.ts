@@ -1,11 +1,8 @@
 import type { Caller } from '../../src/domain/caller';
 import { GatewayCloseCode, MAX_TOKEN_BYTES } from '../../src/server/ws-limits';
-import { user } from '../support/callers';
-import { startTestGateway, type TestGateway } from '../support/gateway';
 import { RawSocket, waitUntil } from '../support/ws';
+import { alice, bob, startGateway, type TestGateway } from '../support/testkit';
 
-const alice = user('alice');
-const bob = user('bob');
 const STATUS = 'subscription S($id: ID!) { turnStatusChanged(sessionId: $id) { eventId status } }';
 
 describe('WebSocket limits (defaults)', () => {
@@ -13,7 +10,7 @@ describe('WebSocket limits (defaults)', () => {
   let sessionId: string;
   const opened: RawSocket[] = [];
   beforeAll(async () => {
-    t = await startTestGateway({ hooks: { sweeper: false } });
+    t = await startGateway({ hooks: { sweeper: false } });
     sessionId = (await t.gateway.sessions.lifecycle.createSession(alice, { name: 'watched', agentContextId: 'ac' })).id;
   });
   afterEach(async () => {
@@ -110,7 +107,7 @@ describe('WebSocket limits (configured)', () => {
   let t: TestGateway;
   const opened: RawSocket[] = [];
   beforeAll(async () => {
-    t = await startTestGateway({
+    t = await startGateway({
       env: { WS_MAX_SUBSCRIPTIONS_PER_CONNECTION: '2', WS_MAX_CONNECTIONS_PER_USER: '1', WS_MAX_PAYLOAD_BYTES: '2048' },
       hooks: { sweeper: false },
     });

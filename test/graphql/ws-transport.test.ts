@@ -2,13 +2,10 @@ import jwt from 'jsonwebtoken';
 import WebSocket from 'ws';
 import type { Client } from 'graphql-ws';
 import type { Caller } from '../../src/domain/caller';
-import { admin, user } from '../support/callers';
-import { startTestGateway, TEST_SECRET, type TestGateway } from '../support/gateway';
 import { addTurn } from '../support/turns';
 import { RawSocket, sleep, subscribe, waitUntil, wsClient } from '../support/ws';
+import { admin, alice, bob, startGateway, TEST_SECRET, type TestGateway } from '../support/testkit';
 
-const alice = user('alice');
-const bob = user('bob');
 const tokenFor = (t: TestGateway, c: Caller, ttl?: number) =>
   t.token({ userId: c.userId, userName: c.userName, orgId: c.orgId, orgName: c.orgName, roles: [...c.roles] }, ttl);
 
@@ -19,7 +16,7 @@ const STATUS = `subscription S($sessionId: ID!, $after: ID) {
 describe('the graphql-transport-ws protocol', () => {
   let t: TestGateway;
   beforeAll(async () => {
-    t = await startTestGateway({ env: { WS_CONNECTION_INIT_TIMEOUT_MS: '300', WS_KEEPALIVE_MS: '100' } });
+    t = await startGateway({ env: { WS_CONNECTION_INIT_TIMEOUT_MS: '300', WS_KEEPALIVE_MS: '100' } });
   });
   afterAll(() => t.close());
 
@@ -144,7 +141,7 @@ describe('operations over WebSocket', () => {
   let t: TestGateway;
   const clients: Client[] = [];
   beforeAll(async () => {
-    t = await startTestGateway();
+    t = await startGateway();
   });
   afterEach(() => Promise.all(clients.splice(0).map((c) => c.dispose())));
   afterAll(() => t.close());
@@ -172,7 +169,7 @@ describe('operations over WebSocket', () => {
   });
 
   it('hides introspection and field suggestions in production', async () => {
-    const prod = await startTestGateway({ env: { NODE_ENV: 'production' } });
+    const prod = await startGateway({ env: { NODE_ENV: 'production' } });
     try {
       const client = connect(prod, alice);
       const introspection = subscribe(client, '{ __schema { types { name } } }');
@@ -197,7 +194,7 @@ describe('fan-out', () => {
   const admins = [admin('boss-1'), admin('boss-2'), admin('boss-3')];
 
   async function fanOut(env: Record<string, string>) {
-    const t = await startTestGateway({ env });
+    const t = await startGateway({ env });
     const clients: Client[] = [];
     try {
       const { live } = t.gateway.services;
@@ -255,7 +252,7 @@ describe('fan-out', () => {
 
 describe('graceful shutdown', () => {
   it('closes WebSockets with 1001, refuses new ones, and runs the shutdown hooks', async () => {
-    const t = await startTestGateway();
+    const t = await startGateway();
     const session = await t.gateway.sessions.lifecycle.createSession(alice, { name: 'bye', agentContextId: 'ac' });
     const codes: number[] = [];
     const client = wsClient(t.url, tokenFor(t, alice), { onClosed: (code) => codes.push(code) });

@@ -1,83 +1,9 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { text } from 'node:stream/consumers';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { BlobStoreUnavailableError, type BlobStore } from '../../src/blobs/blob-store.port';
-import { fileBlobKey, resolveBlobPath, turnBlobKey } from '../../src/domain/blob-keys';
-import { FilesystemBlobStore } from '../../src/blobs/filesystem.adapter';
-import { S3BlobStore } from '../../src/blobs/s3.adapter';
-import { alice, bob, mallory, startExecuteHarness, type ExecuteHarness } from '../support/execute';
+import { resolveBlobPath, turnBlobKey } from '../../src/domain/blob-keys';
 import { describeWithMysql } from '../support/services';
 import { startLocalS3, type LocalS3 } from '../support/s3';
-
-function blobStoreContract(open: () => Promise<{ store: BlobStore; dispose: () => Promise<void> }>): void {
-  let store: BlobStore;
-  let dispose: () => Promise<void>;
-  beforeAll(async () => {
-    ({ store, dispose } = await open());
-  });
-  afterAll(() => dispose());
-
-  it('stores and returns text and bytes exactly, with content type and size', async () => {
-    const key = turnBlobKey('acme', 'session-1', 'turn-1', 'answer.md');
-    const body = `# Ünïcödé answer 🚀\n${'line\n'.repeat(5000)}`;
-    await store.put(key, body, 'text/markdown; charset=utf-8');
-    expect(await store.getText(key)).toBe(body);
-    const object = await store.get(key);
-    expect(object?.contentType).toBe('text/markdown; charset=utf-8');
-    expect(object?.sizeBytes).toBe(Buffer.byteLength(body));
-    expect(await text(object!.body)).toBe(body);
-    await store.put(key, Buffer.from('replaced'), 'text/markdown; charset=utf-8');
-    expect(await store.getText(key)).toBe('replaced');
-  });
-
-  it('answers null for a missing object and pings when usable', async () => {
-    expect(await store.get(fileBlobKey('acme', 'session-1', 'f'.repeat(64)))).toBeNull();
-    expect(await store.getText('orgs/acme/nothing/here.json')).toBeNull();
-    await expect(store.ping()).resolves.toBeUndefined();
-  });
-}
-
-describe('filesystem blob store', () => {
-  blobStoreContract(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gw-blobs-'));
-    return { store: new FilesystemBlobStore(dir), dispose: async () => rmSync(dir, { recursive: true, force: true }) };
-  });
-
-  it('refuses a key that would leave its directory', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gw-blobs-'));
-    try {
-      await expect(new FilesystemBlobStore(dir).put('../escape.txt', 'x', 'text/plain')).rejects.toThrow('escapes');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-});
-
-describe('S3 blob store against s3rver', () => {
-  let s3: LocalS3;
-  beforeAll(async () => {
-    s3 = await startLocalS3();
-  });
-  afterAll(() => s3.close());
-
-  blobStoreContract(async () => {
-    const store = new S3BlobStore({ bucket: s3.bucket, endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true });
-    return { store, dispose: async () => store.destroy() };
-  });
-
-  it('reports an unreachable store as unavailable, and a missing bucket on ping', async () => {
-    const down = new S3BlobStore({ bucket: s3.bucket, endpoint: 'http://127.0.0.1:9', region: 'us-east-1', forcePathStyle: true });
-    await expect(down.put('k.json', '{}', 'application/json')).rejects.toBeInstanceOf(BlobStoreUnavailableError);
-    await expect(down.getText('k.json')).rejects.toBeInstanceOf(BlobStoreUnavailableError);
-    down.destroy();
-    const wrong = new S3BlobStore({ bucket: 'no-such-bucket', endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true });
-    await expect(wrong.ping()).rejects.toThrow();
-    wrong.destroy();
-  });
-});
+import { alice, bob, EXECUTE_SETUP, mallory, startGateway, type TestGateway } from '../support/testkit';
 
 describe('blob keys', () => {
   it('scopes keys by org, session and turn, and encodes org ids that are not plain', () => {
@@ -93,11 +19,11 @@ describe('blob keys', () => {
 /** Issue 3 point 7: the gateway on S3 (s3rver) and MariaDB; URLs on turns are gateway URLs checked per caller. */
 describeWithMysql('blob URLs on turns, served from S3', () => {
   let s3: LocalS3;
-  let h: ExecuteHarness;
+  let h: TestGateway;
   let client: S3Client;
   beforeAll(async () => {
     s3 = await startLocalS3();
-    h = await startExecuteHarness({ mysql: true, env: s3.env });
+    h = await startGateway({ ...EXECUTE_SETUP, database: 'mysql', env: s3.env });
     client = new S3Client({ region: 'us-east-1', endpoint: s3.endpoint, forcePathStyle: true });
   });
   afterAll(async () => {
@@ -131,7 +57,7 @@ describeWithMysql('blob URLs on turns, served from S3', () => {
     const foreign = await h.blob(mallory, url);
     expect(foreign).toEqual({ ...missing, contentType: foreign.contentType });
     expect((await h.blob(bob, url)).status).toBe(404);
-    await h.t.gateway.sessions.lifecycle.updateSession(alice, answer.sessionId, { isPublic: true });
+    await h.gateway.sessions.lifecycle.updateSession(alice, answer.sessionId, { isPublic: true });
     expect((await h.blob(bob, url)).status).toBe(200);
     expect((await h.blob(alice, '/blobs/sessions/..%2F..%2Fetc/turns/x/answer.md')).status).toBe(404);
     expect((await h.blob(alice, '/blobs/whatever')).status).toBe(404);

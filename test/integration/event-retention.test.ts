@@ -3,14 +3,12 @@ import { EventPruner } from '../../src/events/event-pruner';
 import { TurnEventRepository } from '../../src/events/turn-event.repository';
 import { createLogger } from '../../src/logger';
 import { createSessionStore, type SessionStore } from '../../src/sessions/session-store';
-import { user } from '../support/callers';
 import { mysqlTestDatabase, sqliteTestDatabase, type TestDatabase, type TestDatabaseFactory } from '../support/db';
-import { startTestGateway, type TestGateway } from '../support/gateway';
 import { describeWithMysql } from '../support/services';
 import { addTurn, completeTurn } from '../support/turns';
 import { subscribe, wsClient } from '../support/ws';
+import { alice, startGateway, type TestGateway } from '../support/testkit';
 
-const alice = user('alice');
 const HOUR = 3_600_000;
 
 function retentionSuite(open: TestDatabaseFactory): void {
@@ -83,7 +81,7 @@ describe('resuming from before the horizon over WebSocket', () => {
   let t: TestGateway;
   let client: Client;
   beforeAll(async () => {
-    t = await startTestGateway();
+    t = await startGateway();
     client = wsClient(t.url, t.token({ userId: 'alice' }));
   });
   afterAll(async () => {

@@ -1,10 +1,9 @@
 import type { Client } from 'graphql-ws';
 import type { Caller } from '../../src/domain/caller';
-import { admin, user } from '../support/callers';
-import { startTestGateway, type TestGateway } from '../support/gateway';
 import { describeWithMysql } from '../support/services';
 import { addTurn, completeTurn } from '../support/turns';
 import { subscribe, waitUntil, wsClient } from '../support/ws';
+import { admin, boss, startGateway, user, type TestGateway } from '../support/testkit';
 
 /**
  * Issue 8: ids are compared byte for byte on every database. Tokens whose org or user id
@@ -12,7 +11,6 @@ import { subscribe, waitUntil, wsClient } from '../support/ws';
  * theirs, over HTTP and WebSocket.
  */
 const owner = user('user-2');
-const boss = admin('boss');
 /** Same letters, other case or a trailing space: each must be a stranger. */
 const lookalikeOrgs = ['ACME', 'acme ', 'Acme'];
 const lookalikeUser = user('USER-2');
@@ -32,7 +30,7 @@ type Listed = {
   conversationContexts: { id: string }[];
 };
 
-function exactIdSuite(mysql: boolean): void {
+function exactIdSuite(database: 'sqlite' | 'mysql'): void {
   let t: TestGateway;
   let privateId: string;
   let publicId: string;
@@ -48,7 +46,7 @@ function exactIdSuite(mysql: boolean): void {
   const strangers = (): Caller[] => [...lookalikeOrgs.flatMap((org) => [admin('boss', org), user('user-2', org)]), lookalikeUser];
 
   beforeAll(async () => {
-    t = await startTestGateway(mysql ? { mysql: true } : {});
+    t = await startGateway({ database });
     const { contexts } = t.gateway.services;
     const sessions = t.gateway.sessions.lifecycle;
     agentContextId = (await contexts.upsertAgentContext(boss, { name: 'Backend', vectorCollection: 'backend', defaultModel: 'gpt-4.1-mini' })).id;
@@ -150,5 +148,5 @@ function exactIdSuite(mysql: boolean): void {
   });
 }
 
-describe('exact ids on embedded SQLite', () => exactIdSuite(false));
-describeWithMysql('exact ids on MySQL/MariaDB', () => exactIdSuite(true));
+describe('exact ids on embedded SQLite', () => exactIdSuite('sqlite'));
+describeWithMysql('exact ids on MySQL/MariaDB', () => exactIdSuite('mysql'));

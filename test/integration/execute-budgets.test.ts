@@ -3,27 +3,26 @@ import { Redis } from 'ioredis';
 import type { Caller } from '../../src/domain/caller';
 import { redisBudgetStores } from '../../src/budgets/redis-budget.adapter';
 import { createLogger } from '../../src/logger';
-import { user } from '../support/callers';
 import { createMysqlDatabase, dropMysqlDatabase } from '../support/db';
-import { alice, bob, eventually, startExecuteHarness, type ExecuteHarness } from '../support/execute';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
 import { describeWithMysql, describeWithRedis, redisUrl } from '../support/services';
+import { alice, bob, carol, eventually, EXECUTE_SETUP, globexAdmin, mallory, startGateway, type TestGateway } from '../support/testkit';
 
 /** Issue 8 point 4: per-user and per-org budgets for executes. */
-const carol = user('carol');
 
 type Errors = { message: string; extensions?: Record<string, unknown> }[] | undefined;
 const codeOf = (errors: Errors) => errors?.[0]?.extensions?.code;
 
-async function sessionCount(h: ExecuteHarness, caller: Caller): Promise<number> {
-  const res = await h.t.gql<{ agentSessions: { totalCount: number } }>(h.tokenOf(caller), '{ agentSessions { totalCount } }');
+async function sessionCount(h: TestGateway, caller: Caller): Promise<number> {
+  const res = await h.gql<{ agentSessions: { totalCount: number } }>(h.tokenOf(caller), '{ agentSessions { totalCount } }');
   return res.body.data!.agentSessions.totalCount;
 }
 
 describe('executes per minute', () => {
-  let h: ExecuteHarness;
+  let h: TestGateway;
   beforeAll(async () => {
-    h = await startExecuteHarness({
+    h = await startGateway({
+      ...EXECUTE_SETUP,
       env: { RATE_LIMIT_EXECUTES_PER_MINUTE: '3', RATE_LIMIT_ORG_EXECUTES_PER_MINUTE: '6', MAX_TURNS_IN_FLIGHT_PER_USER: '0' },
     });
   });
@@ -45,13 +44,13 @@ describe('executes per minute', () => {
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);
     expect(codeOf((await h.executeAsync(alice, { sessionId: first.sessionId, instruction: 'five' })).body.errors)).toBe('RATE_LIMITED');
-    const rerun = await h.t.gql(h.tokenOf(alice), 'mutation($s: ID!, $t: ID!) { rerunTurn(sessionId: $s, turnId: $t) { __typename } }', {
+    const rerun = await h.gql(h.tokenOf(alice), 'mutation($s: ID!, $t: ID!) { rerunTurn(sessionId: $s, turnId: $t) { __typename } }', {
       s: first.sessionId,
       t: first.turnId,
     });
     expect(codeOf(rerun.body.errors)).toBe('RATE_LIMITED');
 
-    const res = await fetch(`${h.t.url}/api/ai/agent/execute`, {
+    const res = await fetch(`${h.url}/api/ai/agent/execute`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${h.tokenOf(alice)}` },
       body: JSON.stringify({ agentContextId: h.agentContextId, instruction: 'six' }),
@@ -62,7 +61,7 @@ describe('executes per minute', () => {
 
     expect(await sessionCount(h, alice)).toBe(sessions);
     expect((await h.turn(alice, first.sessionId, first.turnId)).sequenceNumber).toBe(1);
-    expect((await h.t.gateway.services.sessions.getSession(alice, first.sessionId))?.turnCount).toBe(1);
+    expect((await h.gateway.services.sessions.getSession(alice, first.sessionId))?.turnCount).toBe(1);
     expect(h.fake.requests.length).toBe(requests);
 
     const other = await h.execute(bob, { instruction: 'bob is not alice' });
@@ -76,18 +75,17 @@ describe('executes per minute', () => {
     expect((await h.execute(bob, { instruction: 'bob 2' })).body.data?.execute.kind).toBe('FINAL');
     const refused = await h.execute(carol, { instruction: 'carol 2' });
     expect(refused.body.errors?.[0]?.extensions).toMatchObject({ code: 'RATE_LIMITED', budget: 'orgExecutesPerMinute' });
-    // Another org has its own budget.
-    const elsewhere = user('dave', 'globex');
-    const { contexts } = h.t.gateway.services;
-    const agent = await contexts.upsertAgentContext(user('root', 'globex', ['admin']), { name: 'G', vectorCollection: 'g', defaultModel: 'gpt-4.1-mini' });
-    expect((await h.execute(elsewhere, { agentContextId: agent.id, instruction: 'globex' })).body.data?.execute.kind).toBe('FINAL');
+    // Another org has its own budget, even for a user id that is spent in acme.
+    const { contexts } = h.gateway.services;
+    const agent = await contexts.upsertAgentContext(globexAdmin, { name: 'G', vectorCollection: 'g', defaultModel: 'gpt-4.1-mini' });
+    expect((await h.execute(mallory, { agentContextId: agent.id, instruction: 'globex' })).body.data?.execute.kind).toBe('FINAL');
   });
 });
 
 describe('turns in flight per user', () => {
-  let h: ExecuteHarness;
+  let h: TestGateway;
   beforeAll(async () => {
-    h = await startExecuteHarness({ env: { MAX_TURNS_IN_FLIGHT_PER_USER: '2', RATE_LIMIT_EXECUTES_PER_MINUTE: '0', TOOL_RESULT_TIMEOUT_SECONDS: '60' } });
+    h = await startGateway({ ...EXECUTE_SETUP, env: { MAX_TURNS_IN_FLIGHT_PER_USER: '2', RATE_LIMIT_EXECUTES_PER_MINUTE: '0', TOOL_RESULT_TIMEOUT_SECONDS: '60' } });
   });
   afterAll(() => h.close());
 
@@ -108,7 +106,7 @@ describe('turns in flight per user', () => {
     expect((await h.execute(bob, { instruction: 'bob' })).body.data?.execute.kind).toBe('FINAL');
 
     // Cancelled: the slot is free again.
-    await h.t.gql(h.tokenOf(alice), 'mutation($s: ID!, $t: ID!) { cancelTurn(sessionId: $s, turnId: $t) { status } }', { s: a.sessionId, t: a.turnId });
+    await h.gql(h.tokenOf(alice), 'mutation($s: ID!, $t: ID!) { cancelTurn(sessionId: $s, turnId: $t) { status } }', { s: a.sessionId, t: a.turnId });
     await h.waitForTurn(alice, a.sessionId, a.turnId);
     // Failed (the provider errs): free again.
     h.fake.enqueue({ kind: 'http_error', status: 400, message: 'bad request' });
@@ -127,7 +125,7 @@ describe('turns in flight per user', () => {
     const early = await h.execute(alice, { sessionId: paused.sessionId, turnId: paused.turnId, toolResults });
     expect(codeOf(early.body.errors)).toBe('RATE_LIMITED');
     for (const t of [b, c]) {
-      await h.t.gql(h.tokenOf(alice), 'mutation($s: ID!, $t: ID!) { cancelTurn(sessionId: $s, turnId: $t) { status } }', { s: t.sessionId, t: t.turnId });
+      await h.gql(h.tokenOf(alice), 'mutation($s: ID!, $t: ID!) { cancelTurn(sessionId: $s, turnId: $t) { status } }', { s: t.sessionId, t: t.turnId });
     }
     const resumed = await h.execute(alice, { sessionId: paused.sessionId, turnId: paused.turnId, toolResults });
     expect(resumed.body.data?.execute).toMatchObject({ kind: 'FINAL', turnId: paused.turnId });
@@ -138,7 +136,7 @@ describe('turns in flight per user', () => {
     await startSlow(alice, 'keeps running');
     expect(codeOf((await h.executeAsync(alice, { instruction: 'full' })).body.errors)).toBe('RATE_LIMITED');
     // Another instance's sweeper failed the turn (its lease looked expired): the runner here notices and lets go.
-    await h.t.gateway.sessions.lifecycle.failTurn(alice, held.sessionId, held.turnId, { errors: ['interrupted elsewhere'] });
+    await h.gateway.sessions.lifecycle.failTurn(alice, held.sessionId, held.turnId, { errors: ['interrupted elsewhere'] });
     await eventually(async () => (await h.executeAsync(alice, { instruction: 'fits again' })).body.errors === undefined);
   });
 });
@@ -147,19 +145,15 @@ describeWithRedis('budgets shared through Redis', () => {
   describeWithMysql('two instances', () => {
     let fake: FakeOpenAI;
     let databaseUrl: string;
-    let a: ExecuteHarness;
-    let b: ExecuteHarness;
+    let a: TestGateway;
+    let b: TestGateway;
     beforeAll(async () => {
       fake = await startFakeOpenAI();
       databaseUrl = await createMysqlDatabase();
-      const env = {
-        REDIS_URL: redisUrl!,
-        REDIS_KEY_PREFIX: `test-${randomUUID()}:`,
-        RATE_LIMIT_EXECUTES_PER_MINUTE: '3',
-        MAX_TURNS_IN_FLIGHT_PER_USER: '2',
-      };
-      a = await startExecuteHarness({ databaseUrl, fake, env });
-      b = await startExecuteHarness({ databaseUrl, fake, env, contexts: { agentContextId: a.agentContextId, conversationContextId: a.conversationContextId } });
+      const env = { RATE_LIMIT_EXECUTES_PER_MINUTE: '3', MAX_TURNS_IN_FLIGHT_PER_USER: '2' };
+      const bus = { keyPrefix: `test-${randomUUID()}:` };
+      a = await startGateway({ ...EXECUTE_SETUP, database: { url: databaseUrl }, bus, provider: fake, env });
+      b = await startGateway({ ...EXECUTE_SETUP, peerOf: a, env });
     }, 30_000);
     afterAll(async () => {
       await b.close();
@@ -182,12 +176,12 @@ describeWithRedis('budgets shared through Redis', () => {
       expect((await a.executeAsync(alice, { instruction: 'slow on A' })).body.errors).toBeUndefined();
       const onB = (await b.executeAsync(alice, { instruction: 'slow on B' })).body.data!.executeAsync;
       expect((await a.executeAsync(alice, { instruction: 'third on A' })).body.errors?.[0]?.extensions?.budget).toBe('turnsInFlight');
-      await a.t.gateway.close();
+      await a.gateway.close();
       // A's turn ended (interrupted) and its slot went with it.
       fake.enqueue({ kind: 'text', chunks: ['fits'] });
       const again = await b.execute(alice, { instruction: 'fits after A left' });
       expect(again.body.data?.execute.kind).toBe('FINAL');
-      await b.t.gql(b.tokenOf(alice), 'mutation($s: ID!, $t: ID!) { cancelTurn(sessionId: $s, turnId: $t) { status } }', { s: onB.sessionId, t: onB.turnId });
+      await b.gql(b.tokenOf(alice), 'mutation($s: ID!, $t: ID!) { cancelTurn(sessionId: $s, turnId: $t) { status } }', { s: onB.sessionId, t: onB.turnId });
     });
 
     it('lets the slots of an instance that died lapse after their lease', async () => {

@@ -1,5 +1,5 @@
 import { describeWithMysql } from '../support/services';
-import { alice, bob, boss, chunk, eventually, mallory, startExecuteHarness, type ExecuteHarness } from '../support/execute';
+import { alice, bob, boss, chunk, eventually, EXECUTE_SETUP, mallory, startGateway, type TestGateway } from '../support/testkit';
 
 const CANCEL = `mutation Cancel($sessionId: ID!, $turnId: ID!) {
   cancelTurn(sessionId: $sessionId, turnId: $turnId) { id status agentAnswerSummary fullAgentAnswerUrl warnings }
@@ -16,20 +16,20 @@ interface CancelData {
 
 /** Issue 3 point 8 (cancellation, rerun) and the lease side of point 11, on MariaDB. */
 describeWithMysql('cancelling and rerunning turns on MariaDB', () => {
-  let h: ExecuteHarness;
+  let h: TestGateway;
   beforeAll(async () => {
-    h = await startExecuteHarness({ mysql: true, env: { TURN_LEASE_SECONDS: '3' } });
+    h = await startGateway({ ...EXECUTE_SETUP, database: 'mysql', env: { TURN_LEASE_SECONDS: '3' } });
   });
   afterAll(() => h.close());
   beforeEach(() => {
     h.fake.requests.length = 0;
   });
 
-  const cancel = (harness: ExecuteHarness, caller = alice, ids: { sessionId: string; turnId: string }) =>
-    harness.t.gql<CancelData>(harness.tokenOf(caller), CANCEL, ids);
+  const cancel = (harness: TestGateway, caller = alice, ids: { sessionId: string; turnId: string }) =>
+    harness.gql<CancelData>(harness.tokenOf(caller), CANCEL, ids);
 
   /** Starts a turn whose provider streams some text, then stalls. */
-  async function streaming(harness: ExecuteHarness, text = 'partial answer') {
+  async function streaming(harness: TestGateway, text = 'partial answer') {
     harness.fake.enqueue({ kind: 'stall', chunks: [text.slice(0, 8), text.slice(8)] });
     const res = await harness.executeAsync(alice, { instruction: 'Take your time' });
     const ids = res.body.data!.executeAsync;
@@ -70,7 +70,7 @@ describeWithMysql('cancelling and rerunning turns on MariaDB', () => {
     expect((await h.turn(alice, done.sessionId, done.turnId)).status).toBe('COMPLETED');
 
     const running = await streaming(h, 'still running here');
-    await h.t.gateway.sessions.lifecycle.updateSession(alice, running.sessionId, { isPublic: true });
+    await h.gateway.sessions.lifecycle.updateSession(alice, running.sessionId, { isPublic: true });
     expect((await cancel(h, bob, running)).body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     expect((await cancel(h, mallory, running)).body.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     expect((await h.turn(alice, running.sessionId, running.turnId)).status).toBe('PENDING');
@@ -85,13 +85,7 @@ describeWithMysql('cancelling and rerunning turns on MariaDB', () => {
   });
 
   it('stops a call running on another instance: the manager cancels, the running instance aborts at its next lease renewal', async () => {
-    const b = await startExecuteHarness({
-      databaseUrl: new URL(h.t.gateway.config.databaseUrl!).toString(),
-      dataDir: h.t.gateway.config.dataDir,
-      fake: h.fake,
-      contexts: { agentContextId: h.agentContextId, conversationContextId: h.conversationContextId },
-      env: { TURN_LEASE_SECONDS: '3' },
-    });
+    const b = await startGateway({ ...EXECUTE_SETUP, peerOf: h, env: { TURN_LEASE_SECONDS: '3' } });
     try {
       h.fake.enqueue({ kind: 'stall', chunks: ['started on A'] });
       const waiting = h.execute(alice, { instruction: 'Run on A' });
@@ -119,7 +113,7 @@ describeWithMysql('cancelling and rerunning turns on MariaDB', () => {
     const retrievals = h.retriever.requests.length;
 
     h.retriever.chunks = [chunk('one'), chunk('two')];
-    const res = await h.t.gql<{ rerunTurn: { kind: string; sessionId: string; turnId: string } }>(h.tokenOf(alice), RERUN, { sessionId: first.sessionId, turnId: first.turnId });
+    const res = await h.gql<{ rerunTurn: { kind: string; sessionId: string; turnId: string } }>(h.tokenOf(alice), RERUN, { sessionId: first.sessionId, turnId: first.turnId });
     const rerun = res.body.data!.rerunTurn;
     expect(rerun.kind).toBe('FINAL');
     expect(rerun.turnId).not.toBe(first.turnId);
@@ -132,7 +126,7 @@ describeWithMysql('cancelling and rerunning turns on MariaDB', () => {
     expect(fresh.activeFileRefs).toEqual([{ ...before.activeFileRefs[0], wasSentToLLM: false }]);
     expect(await h.turn(alice, first.sessionId, first.turnId)).toEqual(before);
 
-    const renamed = await h.t.gql<{ rerunTurn: { turnId: string } }>(h.tokenOf(alice), RERUN, { sessionId: first.sessionId, turnId: first.turnId, instruction: 'Explain it shorter' });
+    const renamed = await h.gql<{ rerunTurn: { turnId: string } }>(h.tokenOf(alice), RERUN, { sessionId: first.sessionId, turnId: first.turnId, instruction: 'Explain it shorter' });
     const third = await h.turn(alice, first.sessionId, renamed.body.data!.rerunTurn.turnId);
     expect(third).toMatchObject({ sequenceNumber: 3, instructionSummary: 'Explain it shorter' });
   });
@@ -141,9 +135,9 @@ describeWithMysql('cancelling and rerunning turns on MariaDB', () => {
     const ids = await streaming(h, 'busy working now');
     const busy = await h.execute(alice, { sessionId: ids.sessionId, instruction: 'Me too' });
     expect(busy.body.errors?.[0]?.extensions).toMatchObject({ code: 'SESSION_BUSY', sessionId: ids.sessionId });
-    const rerun = await h.t.gql(h.tokenOf(alice), RERUN, ids);
+    const rerun = await h.gql(h.tokenOf(alice), RERUN, ids);
     expect(rerun.body.errors?.[0]?.extensions?.code).toBe('SESSION_BUSY');
-    const session = await h.t.gateway.services.sessions.getSession(alice, ids.sessionId);
+    const session = await h.gateway.services.sessions.getSession(alice, ids.sessionId);
     expect(session?.turnCount).toBe(1);
     await cancel(h, alice, ids);
   });
@@ -155,25 +149,25 @@ describeWithMysql('cancelling and rerunning turns on MariaDB', () => {
   }, 20_000);
 
   it('fails a PENDING turn whose instance died once its lease has run out, recording the event', async () => {
-    const sessions = h.t.gateway.sessions.lifecycle;
+    const sessions = h.gateway.sessions.lifecycle;
     const session = await sessions.createSession(alice, { name: 'orphan', agentContextId: h.agentContextId });
     const events: string[] = [];
     const turn = await sessions.addTurn(alice, session.id, { instructionSummary: 'started on a dead instance' }, {
       lease: { owner: 'gw-dead', expiresAt: new Date(Date.now() + 60_000) },
     });
-    await h.t.gateway.orchestrator.sweepExpiredTurns();
+    await h.gateway.orchestrator.sweepExpiredTurns();
     expect((await h.turn(alice, session.id, turn.id)).status).toBe('PENDING');
     h.clock.advance(61_000);
-    await h.t.gateway.orchestrator.sweepExpiredTurns();
+    await h.gateway.orchestrator.sweepExpiredTurns();
     const swept = await h.turn(alice, session.id, turn.id);
     expect(swept).toMatchObject({ status: 'FAILED', errors: ['interrupted: the gateway instance running this turn stopped before it finished'] });
-    const rows = (await h.t.gateway.db.dataSource.query('SELECT previous_status, status FROM turn_events WHERE turn_id = ? ORDER BY id', [turn.id])) as { previous_status: string | null; status: string }[];
+    const rows = (await h.gateway.db.dataSource.query('SELECT previous_status, status FROM turn_events WHERE turn_id = ? ORDER BY id', [turn.id])) as { previous_status: string | null; status: string }[];
     for (const r of rows) events.push(`${r.previous_status ?? '-'}>${r.status}`);
     expect(events).toEqual(['->PENDING', 'PENDING>FAILED']);
   });
 
   it('fails what still runs when the gateway shuts down, instead of leaving it PENDING', async () => {
-    const c = await startExecuteHarness({ databaseUrl: h.t.gateway.config.databaseUrl!, fake: h.fake, contexts: { agentContextId: h.agentContextId, conversationContextId: h.conversationContextId } });
+    const c = await startGateway({ ...EXECUTE_SETUP, peerOf: h });
     c.fake.enqueue({ kind: 'stall', chunks: ['never finished'] });
     const ids = (await c.executeAsync(alice, { instruction: 'Interrupted by shutdown' })).body.data!.executeAsync;
     await eventually(() => c.output.of(ids.turnId).text === 'never finished');

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describeWithMysql } from '../support/services';
-import { alice, chunk, eventually, startExecuteHarness, userTextOf, type ExecuteHarness } from '../support/execute';
+import { alice, chunk, eventually, EXECUTE_SETUP, startGateway, userTextOf, type TestGateway } from '../support/testkit';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 const DAY = 24 * 3600 * 1000;
@@ -41,10 +41,10 @@ interface ChainTurn {
 type Input = { type?: string; role?: string; content?: string }[];
 
 /** Issue 10 items 1, 2 and 7 end to end: execute over GraphQL against the Responses API stand-in. */
-function chainSuite(mysql: boolean): void {
-  let h: ExecuteHarness;
+function chainSuite(database: 'sqlite' | 'mysql'): void {
+  let h: TestGateway;
   beforeAll(async () => {
-    h = await startExecuteHarness({ mysql, env: { OPENAI_CHAIN_TTL_SECONDS: String(7 * 24 * 3600), LLM_MAX_RETRIES: '0' } });
+    h = await startGateway({ ...EXECUTE_SETUP, database, env: { OPENAI_CHAIN_TTL_SECONDS: String(7 * 24 * 3600), LLM_MAX_RETRIES: '0' } });
   });
   afterAll(() => h.close());
   beforeEach(() => {
@@ -53,7 +53,7 @@ function chainSuite(mysql: boolean): void {
   });
 
   const turn = async (sessionId: string, turnId: string): Promise<ChainTurn> => {
-    const res = await h.t.gql<{ agentSessionTurn: ChainTurn }>(h.tokenOf(alice), TURN, { sessionId, turnId });
+    const res = await h.gql<{ agentSessionTurn: ChainTurn }>(h.tokenOf(alice), TURN, { sessionId, turnId });
     if (!res.body.data?.agentSessionTurn) throw new Error(JSON.stringify(res.body.errors));
     return res.body.data.agentSessionTurn;
   };
@@ -127,7 +127,7 @@ function chainSuite(mysql: boolean): void {
     h.fake.enqueue({ kind: 'stall', chunks: ['Step 1: back up ', 'the database'] });
     const started = (await h.executeAsync(alice, { sessionId: first.sessionId, instruction: 'Write the detailed steps' })).body.data!.executeAsync;
     await eventually(() => h.output.of(started.turnId).text === 'Step 1: back up the database');
-    await h.t.gql(h.tokenOf(alice), CANCEL, { sessionId: started.sessionId, turnId: started.turnId });
+    await h.gql(h.tokenOf(alice), CANCEL, { sessionId: started.sessionId, turnId: started.turnId });
     await h.waitForTurn(alice, started.sessionId, started.turnId);
     h.fake.requests.length = 0;
 
@@ -201,7 +201,7 @@ function chainSuite(mysql: boolean): void {
     const unknown = await h.execute(alice, { sessionId: first.sessionId, turnId: 'no-such-turn', instruction: 'Three' });
     expect(unknown.body.errors?.[0]?.extensions?.code).toBe('TURN_NOT_LATEST');
     expect(h.fake.requests.length).toBe(before);
-    const session = await h.t.gateway.services.sessions.getSession(alice, first.sessionId);
+    const session = await h.gateway.services.sessions.getSession(alice, first.sessionId);
     expect(session?.turnCount).toBe(2);
   });
 
@@ -210,7 +210,7 @@ function chainSuite(mysql: boolean): void {
     expect((await turn(first.sessionId, first.turnId)).retrievalPathPrefixes).toEqual(['ui/primitives', 'src']);
     expect(h.retriever.requests.at(-1)?.pathPrefixes).toEqual(['ui/primitives', 'src']);
     h.fake.requests.length = 0;
-    const res = await h.t.gql<{ rerunTurn: { sessionId: string; turnId: string } }>(h.tokenOf(alice), RERUN, {
+    const res = await h.gql<{ rerunTurn: { sessionId: string; turnId: string } }>(h.tokenOf(alice), RERUN, {
       sessionId: first.sessionId,
       turnId: first.turnId,
       activeFiles: [{ path: 'r.ts', content: 'const r = 2;' }],
@@ -228,5 +228,5 @@ function chainSuite(mysql: boolean): void {
   });
 }
 
-describeWithMysql('chains that recover, local edits that win, and the smaller execute rules on MariaDB', () => chainSuite(true));
-describe('chains that recover, local edits that win, and the smaller execute rules on embedded SQLite', () => chainSuite(false));
+describeWithMysql('chains that recover, local edits that win, and the smaller execute rules on MariaDB', () => chainSuite('mysql'));
+describe('chains that recover, local edits that win, and the smaller execute rules on embedded SQLite', () => chainSuite('sqlite'));

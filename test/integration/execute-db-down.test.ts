@@ -1,9 +1,9 @@
 import { createConnection } from 'mysql2/promise';
 import { createMysqlDatabase, dropMysqlDatabase } from '../support/db';
-import { alice, startExecuteHarness, type ExecuteHarness, type TurnView } from '../support/execute';
 import { describeWithMysql } from '../support/services';
 import { startTcpProxy, type CutMode, type TcpProxy } from '../support/tcp-proxy';
 import { subscribe, wsClient } from '../support/ws';
+import { alice, EXECUTE_SETUP, startGateway, type TestGateway, type TurnView } from '../support/testkit';
 
 /** Generous: "fails fast" means seconds, not the minutes a lost packet can wait. */
 const FAST_MS = 10_000;
@@ -16,15 +16,16 @@ const FAST_MS = 10_000;
 describeWithMysql('the database going away and coming back', () => {
   let direct: string;
   let proxy: TcpProxy;
-  let h: ExecuteHarness;
+  let h: TestGateway;
   beforeAll(async () => {
     direct = await createMysqlDatabase();
     const url = new URL(direct);
     proxy = await startTcpProxy(url.hostname, Number(url.port || 3306));
     const viaProxy = new URL(direct);
     viaProxy.host = `127.0.0.1:${proxy.port}`;
-    h = await startExecuteHarness({
-      databaseUrl: viaProxy.toString(),
+    h = await startGateway({
+      ...EXECUTE_SETUP,
+      database: { url: viaProxy.toString() },
       env: {
         TURN_LEASE_SECONDS: '2',
         DB_POOL_SIZE: '4',
@@ -51,7 +52,7 @@ describeWithMysql('the database going away and coming back', () => {
       await conn.end();
     }
   };
-  const readyz = async () => (await fetch(`${h.t.url}/readyz`)).status;
+  const readyz = async () => (await fetch(`${h.url}/readyz`)).status;
   /** Runs `request`, checking it answers within FAST_MS. */
   const fast = async <T>(request: () => Promise<T>): Promise<T> => {
     const started = Date.now();
@@ -91,7 +92,7 @@ describeWithMysql('the database going away and coming back', () => {
         `mutation { updateAgentSession(id: "${first.sessionId}", patch: { name: "renamed in the outage" }) { name } }`,
       ];
       for (const query of queries) {
-        const res = await fast(() => h.t.gql(token, query));
+        const res = await fast(() => h.gql(token, query));
         expect({ query, errors: res.body.errors?.map((e) => e.extensions?.code) }).toEqual({ query, errors: ['SERVICE_UNAVAILABLE'] });
       }
       for (const input of [{ sessionId: first.sessionId, instruction: 'During the outage' }, { instruction: 'A new session during the outage' }]) {
@@ -103,7 +104,7 @@ describeWithMysql('the database going away and coming back', () => {
       }
       const rest = await fast(() => h.rest(alice, { agentContextId: h.agentContextId, instruction: 'REST during the outage' }));
       expect(rest).toMatchObject({ status: 503, body: { errorCode: 'SERVICE_UNAVAILABLE' } });
-      const client = wsClient(h.t.url, token);
+      const client = wsClient(h.url, token);
       try {
         const feed = subscribe(client, 'subscription($s: ID!) { turnStatusChanged(sessionId: $s) { eventId } }', { s: first.sessionId });
         await fast(() => feed.done.catch(() => undefined));
@@ -115,7 +116,7 @@ describeWithMysql('the database going away and coming back', () => {
 
       proxy.restore();
       await until('/readyz to answer 200', async () => (await readyz()) === 200);
-      await until('queries to work', async () => (await h.t.gql(token, queries[0]!)).body.errors === undefined);
+      await until('queries to work', async () => (await h.gql(token, queries[0]!)).body.errors === undefined);
       expect(await countTurns()).toBe(turnsBefore);
       const after = await h.execute(alice, { sessionId: first.sessionId, instruction: 'After the outage' });
       expect(after.body.data?.execute.kind).toBe('FINAL');

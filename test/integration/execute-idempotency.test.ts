@@ -1,19 +1,13 @@
 import { describeWithMysql } from '../support/services';
-import { alice, bob, eventually, startExecuteHarness, type ExecuteHarness } from '../support/execute';
+import { alice, bob, eventually, EXECUTE_SETUP, startGateway, type TestGateway } from '../support/testkit';
 
 /** Issue 3 point 9 on MariaDB, including races within one instance and across two. */
 describeWithMysql('idempotent execute on MariaDB', () => {
-  let h: ExecuteHarness;
-  let other: ExecuteHarness;
+  let h: TestGateway;
+  let other: TestGateway;
   beforeAll(async () => {
-    h = await startExecuteHarness({ mysql: true, env: { IDEMPOTENCY_WAIT_MS: '8000' } });
-    other = await startExecuteHarness({
-      databaseUrl: h.t.gateway.config.databaseUrl!,
-      dataDir: h.t.gateway.config.dataDir,
-      fake: h.fake,
-      contexts: { agentContextId: h.agentContextId, conversationContextId: h.conversationContextId },
-      env: { IDEMPOTENCY_WAIT_MS: '300' },
-    });
+    h = await startGateway({ ...EXECUTE_SETUP, database: 'mysql', env: { IDEMPOTENCY_WAIT_MS: '8000' } });
+    other = await startGateway({ ...EXECUTE_SETUP, peerOf: h, env: { IDEMPOTENCY_WAIT_MS: '300' } });
   });
   afterAll(async () => {
     await other.close();
@@ -23,7 +17,7 @@ describeWithMysql('idempotent execute on MariaDB', () => {
     h.fake.requests.length = 0;
   });
 
-  const turnCount = async (sessionId: string) => (await h.t.gateway.services.sessions.getSession(alice, sessionId))?.turnCount;
+  const turnCount = async (sessionId: string) => (await h.gateway.services.sessions.getSession(alice, sessionId))?.turnCount;
 
   it('returns the first result to a retry with the same key and input, with no second turn or provider call', async () => {
     const input = { instruction: 'Idempotent please', idempotencyKey: 'retry-1' };
@@ -65,13 +59,7 @@ describeWithMysql('idempotent execute on MariaDB', () => {
     const input = { instruction: 'Race across instances', idempotencyKey: 'retry-5' };
     const first = h.execute(alice, input);
     await h.fake.waitForRequests(1);
-    const patient = await startExecuteHarness({
-      databaseUrl: h.t.gateway.config.databaseUrl!,
-      dataDir: h.t.gateway.config.dataDir,
-      fake: h.fake,
-      contexts: { agentContextId: h.agentContextId, conversationContextId: h.conversationContextId },
-      env: { IDEMPOTENCY_WAIT_MS: '8000' },
-    });
+    const patient = await startGateway({ ...EXECUTE_SETUP, peerOf: h, env: { IDEMPOTENCY_WAIT_MS: '8000' } });
     try {
       const [a, b] = await Promise.all([first, patient.execute(alice, input)]);
       expect(b.body).toEqual(a.body);
@@ -99,7 +87,7 @@ describeWithMysql('idempotent execute on MariaDB', () => {
     const busy = await startBusySession();
     const refused = await h.execute(alice, { sessionId: busy.sessionId, instruction: 'Try later', idempotencyKey: 'retry-8' });
     expect(refused.body.errors?.[0]?.extensions?.code).toBe('SESSION_BUSY');
-    await h.t.gql(h.tokenOf(alice), 'mutation($s: ID!, $t: ID!) { cancelTurn(sessionId: $s, turnId: $t) { status } }', { s: busy.sessionId, t: busy.turnId });
+    await h.gql(h.tokenOf(alice), 'mutation($s: ID!, $t: ID!) { cancelTurn(sessionId: $s, turnId: $t) { status } }', { s: busy.sessionId, t: busy.turnId });
     const retried = await h.execute(alice, { sessionId: busy.sessionId, instruction: 'Try later', idempotencyKey: 'retry-8' });
     expect(retried.body.data?.execute.kind).toBe('FINAL');
   });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { RetrievalError } from '../../src/retrieval/retrieval-error';
 import { describeWithMysql } from '../support/services';
-import { alice, chunk, startExecuteHarness, userTextOf, type ExecuteHarness } from '../support/execute';
+import { alice, chunk, EXECUTE_SETUP, startGateway, userTextOf, type TestGateway } from '../support/testkit';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 const DAY = 24 * 3600 * 1000;
@@ -10,11 +10,12 @@ const DAY = 24 * 3600 * 1000;
  * Issue 3 points 2, 3, 4, 6 and 10 over GraphQL against the local Responses API: what a
  * turn records at each step, what the provider receives (and does not), and usage.
  */
-function lifecycleSuite(mysql: boolean): void {
-  let h: ExecuteHarness;
+function lifecycleSuite(database: 'sqlite' | 'mysql'): void {
+  let h: TestGateway;
   beforeAll(async () => {
-    h = await startExecuteHarness({
-      mysql,
+    h = await startGateway({
+      ...EXECUTE_SETUP,
+      database,
       env: { OPENAI_CHAIN_TTL_SECONDS: String(7 * 24 * 3600), MODEL_PRICING: '{"gpt-4.1-mini": {"inputPer1K": 0.5, "outputPer1K": 2}}' },
     });
   });
@@ -90,7 +91,7 @@ function lifecycleSuite(mysql: boolean): void {
   });
 
   it('reports a provider that hangs as LLM_TIMEOUT and fails the turn', async () => {
-    const quick = await startExecuteHarness({ mysql, fake: h.fake, env: { LLM_TIMEOUT_MS: '300', LLM_MAX_RETRIES: '0' } });
+    const quick = await startGateway({ ...EXECUTE_SETUP, database, provider: h.fake, env: { LLM_TIMEOUT_MS: '300', LLM_MAX_RETRIES: '0' } });
     try {
       quick.fake.enqueue({ kind: 'hang' });
       const res = await quick.execute(alice, { instruction: 'Hang please' });
@@ -182,7 +183,7 @@ function lifecycleSuite(mysql: boolean): void {
     const unknown = await h.execute(alice, { instruction: 'x', activeFiles: [{ path: 'a.ts', contentHash: sha('never seen') }] });
     expect(unknown.body.errors?.[0]?.message).toContain('has no earlier version');
     expect(h.fake.requests.length).toBe(before);
-    const sessions = await h.t.gateway.services.sessions.listSessions(alice, { search: 'x' }, 'LAST_UPDATED_DESC', { first: 10, after: null });
+    const sessions = await h.gateway.services.sessions.listSessions(alice, { search: 'x' }, 'LAST_UPDATED_DESC', { first: 10, after: null });
     expect(sessions.items.filter((s) => s.name === 'x')).toEqual([]);
   });
 
@@ -193,7 +194,7 @@ function lifecycleSuite(mysql: boolean): void {
     expect(first.usage!.inputTokens).toBe(Math.ceil(userTextOf(h.fake.requests[0]!.body).length / 4));
     h.fake.enqueue({ kind: 'text', chunks: ['ok'], usage: { input: 100, output: 10 } });
     const second = (await h.execute(alice, { sessionId: first.sessionId, instruction: 'Count me' })).body.data!.execute;
-    const res = await h.t.gql<{ agentSession: { usage: Record<string, unknown> } }>(h.tokenOf(alice), `query($id: ID!) { agentSession(id: $id) { usage { inputTokens outputTokens totalTokens estimatedCostUsd isEstimated } } }`, { id: first.sessionId });
+    const res = await h.gql<{ agentSession: { usage: Record<string, unknown> } }>(h.tokenOf(alice), `query($id: ID!) { agentSession(id: $id) { usage { inputTokens outputTokens totalTokens estimatedCostUsd isEstimated } } }`, { id: first.sessionId });
     const a = first.usage!;
     const b = second.usage!;
     expect(res.body.data?.agentSession.usage).toEqual({
@@ -219,7 +220,7 @@ function lifecycleSuite(mysql: boolean): void {
   });
 
   it('picks the model from the conversation context, else the agent context', async () => {
-    const { contexts } = h.t.gateway.services;
+    const { contexts } = h.gateway.services;
     const special = await contexts.upsertConversationContext({ ...alice, roles: ['admin'] }, { name: 'Special', systemPrompt: 'Be brief.', model: 'gpt-4.1' });
     const res = (await h.execute(alice, { conversationContextId: special.id, instruction: 'Which model?' })).body.data!.execute;
     expect(h.fake.requests[0]?.body.model).toBe('gpt-4.1');
@@ -239,5 +240,5 @@ function lifecycleSuite(mysql: boolean): void {
   });
 }
 
-describeWithMysql('execute turn lifecycle on MariaDB', () => lifecycleSuite(true));
-describe('execute turn lifecycle on embedded SQLite', () => lifecycleSuite(false));
+describeWithMysql('execute turn lifecycle on MariaDB', () => lifecycleSuite('mysql'));
+describe('execute turn lifecycle on embedded SQLite', () => lifecycleSuite('sqlite'));

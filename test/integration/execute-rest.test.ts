@@ -1,11 +1,11 @@
 import { describeWithMysql } from '../support/services';
-import { alice, bob, mallory, startExecuteHarness, userTextOf, type ExecuteHarness } from '../support/execute';
+import { alice, bob, EXECUTE_SETUP, mallory, startGateway, userTextOf, type TestGateway } from '../support/testkit';
 
 /** Issue 3 point 1: the REST entry point (DD-004) and the client kinds, on MariaDB. */
 describeWithMysql('POST /api/ai/agent/execute on MariaDB', () => {
-  let h: ExecuteHarness;
+  let h: TestGateway;
   beforeAll(async () => {
-    h = await startExecuteHarness({ mysql: true, env: { LLM_TIMEOUT_MS: '1500', LLM_MAX_RETRIES: '0' } });
+    h = await startGateway({ ...EXECUTE_SETUP, database: 'mysql', env: { LLM_TIMEOUT_MS: '1500', LLM_MAX_RETRIES: '0' } });
   });
   afterAll(() => h.close());
   beforeEach(() => {
@@ -84,7 +84,7 @@ describeWithMysql('POST /api/ai/agent/execute on MariaDB', () => {
     await h.fake.waitForRequests(1);
     const busy = await h.rest(alice, body({ sessionId }));
     expect(busy).toMatchObject({ status: 409, body: { errorCode: 'SESSION_BUSY' } });
-    await h.t.gql(h.tokenOf(alice), 'mutation($s: ID!, $t: ID!) { cancelTurn(sessionId: $s, turnId: $t) { status } }', { s: sessionId, t: turnId });
+    await h.gql(h.tokenOf(alice), 'mutation($s: ID!, $t: ID!) { cancelTurn(sessionId: $s, turnId: $t) { status } }', { s: sessionId, t: turnId });
 
     await h.rest(alice, body({ instruction: 'first' }), { 'idempotency-key': 'rest-key-1' });
     const reused = await h.rest(alice, body({ instruction: 'second' }), { 'idempotency-key': 'rest-key-1' });

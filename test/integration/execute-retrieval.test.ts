@@ -2,11 +2,10 @@ import { createLogger } from '../../src/logger';
 import { physicalCollection } from '../../src/retrieval/collection';
 import { createRetrieval } from '../../src/retrieval/create-retrieval';
 import { ingestTree } from '../../src/retrieval/ingest';
-import { alice, boss, EXECUTE, userTextOf } from '../support/execute';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
-import { startTestGateway, type TestGateway } from '../support/gateway';
 import { describeWithMysql } from '../support/services';
 import { removeTree, SAMPLE_CODE, writeTree } from '../support/source-tree';
+import { alice, boss, EXECUTE, startGateway, userTextOf, type TestGateway } from '../support/testkit';
 
 interface Final {
   execute: { sessionId: string; turnId: string; primaryOutputText: string; userWarnings: string[] | null };
@@ -20,7 +19,7 @@ describeWithMysql('execute with the configured retrieval on MariaDB', () => {
   let agentContextId: string;
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    t = await startTestGateway({ mysql: true, env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.url } });
+    t = await startGateway({ database: 'mysql', provider: fake });
     const agent = await t.gateway.services.contexts.upsertAgentContext(boss, { name: 'Billing', vectorCollection: 'billing', defaultModel: 'gpt-4.1-mini' });
     agentContextId = agent.id;
     root = writeTree(SAMPLE_CODE);

@@ -2,12 +2,11 @@ import { createLogger } from '../../src/logger';
 import { physicalCollection } from '../../src/retrieval/collection';
 import { createRetrieval } from '../../src/retrieval/create-retrieval';
 import { ingestTree } from '../../src/retrieval/ingest';
-import { alice, boss, EXECUTE } from '../support/execute';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
 import { FakeQdrant } from '../support/fake-qdrant';
-import { startTestGateway, type TestGateway } from '../support/gateway';
 import { describeWithMysql } from '../support/services';
 import { removeTree, SAMPLE_CODE, writeTree } from '../support/source-tree';
+import { alice, boss, EXECUTE, startGateway, type TestGateway } from '../support/testkit';
 
 const TURN = `query Turn($sessionId: ID!, $turnId: ID!) {
   agentSessionTurn(sessionId: $sessionId, turnId: $turnId) { retrievalPathPrefixes chunkRefs { path } }
@@ -15,7 +14,7 @@ const TURN = `query Turn($sessionId: ID!, $turnId: ID!) {
 const QUERY = 'Where are PrimaryButton, the theme colours and parseInvoiceTotal?';
 
 interface Store {
-  readonly mysql: boolean;
+  readonly database: 'sqlite' | 'mysql';
   readonly qdrant: boolean;
 }
 
@@ -31,12 +30,12 @@ function scopedSuite(store: Store): void {
   let agentContextId: string;
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    const env: Record<string, string> = { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.url };
+    const env: Record<string, string> = {};
     if (store.qdrant) {
       qdrant = new FakeQdrant(null);
       env.QDRANT_URL = await qdrant.start();
     }
-    t = await startTestGateway({ mysql: store.mysql, env });
+    t = await startGateway({ database: store.database, provider: fake, env });
     const agent = await t.gateway.services.contexts.upsertAgentContext(boss, { name: 'Code', vectorCollection: 'code', defaultModel: 'gpt-4.1-mini' });
     agentContextId = agent.id;
     root = writeTree(SAMPLE_CODE);
@@ -102,6 +101,6 @@ function scopedSuite(store: Store): void {
   });
 }
 
-describeWithMysql('scoped retrieval through execute on MariaDB (embedded index)', () => scopedSuite({ mysql: true, qdrant: false }));
-describe('scoped retrieval through execute on embedded SQLite (embedded index)', () => scopedSuite({ mysql: false, qdrant: false }));
-describe('scoped retrieval through execute on embedded SQLite with Qdrant', () => scopedSuite({ mysql: false, qdrant: true }));
+describeWithMysql('scoped retrieval through execute on MariaDB (embedded index)', () => scopedSuite({ database: 'mysql', qdrant: false }));
+describe('scoped retrieval through execute on embedded SQLite (embedded index)', () => scopedSuite({ database: 'sqlite', qdrant: false }));
+describe('scoped retrieval through execute on embedded SQLite with Qdrant', () => scopedSuite({ database: 'sqlite', qdrant: true }));

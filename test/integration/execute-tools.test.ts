@@ -1,11 +1,11 @@
 import { describeWithMysql } from '../support/services';
-import { alice, bob, startExecuteHarness, type ExecuteHarness } from '../support/execute';
+import { alice, bob, EXECUTE_SETUP, startGateway, type TestGateway } from '../support/testkit';
 
 /** Issue 3 point 5: client tools (AGN-033 3.3, 5) on MariaDB. */
 describeWithMysql('client tool continuations on MariaDB', () => {
-  let h: ExecuteHarness;
+  let h: TestGateway;
   beforeAll(async () => {
-    h = await startExecuteHarness({ mysql: true, env: { TOOL_RESULT_TIMEOUT_SECONDS: '2', TURN_LEASE_SECONDS: '2' } });
+    h = await startGateway({ ...EXECUTE_SETUP, database: 'mysql', env: { TOOL_RESULT_TIMEOUT_SECONDS: '2', TURN_LEASE_SECONDS: '2' } });
   });
   afterAll(() => h.close());
   beforeEach(() => {
@@ -119,7 +119,7 @@ describeWithMysql('client tool continuations on MariaDB', () => {
     const answer = await paused();
     const noTurn = await h.execute(alice, { sessionId: answer.sessionId, toolResults: results(answer.toolCalls!) });
     expect(noTurn.body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'turnId' });
-    await h.t.gateway.sessions.lifecycle.updateSession(alice, answer.sessionId, { isPublic: true });
+    await h.gateway.sessions.lifecycle.updateSession(alice, answer.sessionId, { isPublic: true });
     const stranger = await h.execute(bob, { sessionId: answer.sessionId, turnId: answer.turnId, toolResults: results(answer.toolCalls!) });
     expect(stranger.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     await h.execute(alice, { sessionId: answer.sessionId, turnId: answer.turnId, toolResults: results(answer.toolCalls!) });
@@ -136,7 +136,7 @@ describeWithMysql('client tool continuations on MariaDB', () => {
   it('fails a continuation nobody answers within TOOL_RESULT_TIMEOUT_SECONDS, and refuses late results', async () => {
     const answer = await paused();
     h.clock.advance(2500);
-    await h.t.gateway.orchestrator.sweepExpiredTurns();
+    await h.gateway.orchestrator.sweepExpiredTurns();
     const failed = await h.turn(alice, answer.sessionId, answer.turnId);
     expect(failed).toMatchObject({ status: 'FAILED', errors: ['no tool results arrived within 2 seconds'], pendingToolCalls: [] });
     expect(failed.usage).toMatchObject({ inputTokens: 300, outputTokens: 40 });

@@ -1,14 +1,13 @@
 import { createSessionStore } from '../../src/sessions/session-store';
 import { TurnProvenance } from '../../src/sessions/turn-provenance';
-import { user } from '../support/callers';
 import { mysqlTestDatabase, sqliteTestDatabase, type TestDatabaseFactory } from '../support/db';
 import { describeWithMysql } from '../support/services';
+import { alice } from '../support/testkit/users';
 
 function backfillSuite(open: TestDatabaseFactory): void {
   it('indexes the refs of turns that existed before the provenance migration', async () => {
     const t = await open();
     try {
-      const alice = user('alice');
       const sessions = createSessionStore({ db: t.db, events: { turnStatusChanged: () => undefined } }).lifecycle;
       const provenance = new TurnProvenance(t.db);
       const session = await sessions.createSession(alice, { name: 's', agentContextId: 'ac' });

@@ -1,6 +1,6 @@
 import { seedDemoData } from '../../src/cli/seed-data';
-import { startTestGateway, type TestGateway } from '../support/gateway';
 import { describeWithMysql } from '../support/services';
+import { startGateway, type TestGateway } from '../support/testkit';
 
 /** The list view: every summary field, the owner, the participants and the total. */
 const SUMMARIES = `query($first: Int!) {
@@ -27,12 +27,12 @@ interface Summary {
   readonly participants: { id: string }[];
 }
 
-function queryCountSuite(mysql: boolean): void {
+function queryCountSuite(database: 'sqlite' | 'mysql'): void {
   let t: TestGateway;
 
   beforeAll(async () => {
     // The periodic turn sweeper's own queries must not be counted with the request's.
-    t = await startTestGateway({ mysql, hooks: { sweeper: false } });
+    t = await startGateway({ database, hooks: { sweeper: false } });
     await seedDemoData({ sessions: t.gateway.sessions.lifecycle, contexts: t.gateway.services.contexts }, { orgId: 'acme', orgName: 'Acme', users: 4, sessions: 300, turnsPerSession: 1, randomSeed: 7 });
   }, 120_000);
   afterAll(() => t.close());
@@ -71,5 +71,5 @@ function queryCountSuite(mysql: boolean): void {
   });
 }
 
-describe('statements per list query on embedded SQLite', () => queryCountSuite(false));
-describeWithMysql('statements per list query on MySQL/MariaDB', () => queryCountSuite(true));
+describe('statements per list query on embedded SQLite', () => queryCountSuite('sqlite'));
+describeWithMysql('statements per list query on MySQL/MariaDB', () => queryCountSuite('mysql'));

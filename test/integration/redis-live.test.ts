@@ -1,17 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from 'graphql-ws';
 import type { Caller } from '../../src/domain/caller';
-import { admin, user } from '../support/callers';
 import { createMysqlDatabase, dropMysqlDatabase } from '../support/db';
-import { startTestGateway, type TestGateway } from '../support/gateway';
 import { ScratchRedis } from '../support/redis-server';
 import { describeWithMysql, describeWithRedis, redisUrl } from '../support/services';
 import { startTcpProxy, type CutMode, type TcpProxy } from '../support/tcp-proxy';
 import { addTurn, completeTurn } from '../support/turns';
 import { sleep, subscribe, waitUntil, wsClient } from '../support/ws';
+import { alice, boss, startGateway, user, type TestGateway } from '../support/testkit';
 
-const alice = user('alice');
-const boss = admin('boss');
 const STATUS = `subscription S($sessionId: ID!, $after: ID) {
   turnStatusChanged(sessionId: $sessionId, afterEventId: $after) { eventId sequenceNumber status turn { status } session { name } }
 }`;
@@ -22,9 +19,9 @@ type Output = { turnOutput: { index: number; textDelta: string } };
 /** Two gateways sharing one MySQL database and one Redis (under a key prefix of their own). */
 async function twoInstances(redis: string, extra: Record<string, string> = {}): Promise<{ a: TestGateway; b: TestGateway; dispose(): Promise<void> }> {
   const databaseUrl = await createMysqlDatabase();
-  const env = { DATABASE_URL: databaseUrl, REDIS_URL: redis, REDIS_KEY_PREFIX: `test-${randomUUID()}:`, ...extra };
-  const a = await startTestGateway({ env });
-  const b = await startTestGateway({ env });
+  const bus = { url: redis, keyPrefix: `test-${randomUUID()}:` };
+  const a = await startGateway({ database: { url: databaseUrl }, bus, env: extra });
+  const b = await startGateway({ database: { url: databaseUrl }, bus, env: extra });
   return {
     a,
     b,

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
 import {
   createGatewayClient,
@@ -15,16 +14,11 @@ import {
 } from '../../src/client';
 import type { Caller } from '../../src/domain/caller';
 import type { SessionStore } from '../../src/sessions/session-store';
-import { admin, user } from '../support/callers';
-import { startTestGateway, type TestGateway, type TestGatewayOptions } from '../support/gateway';
-import { describeWithMysql, describeWithRedis, redisUrl } from '../support/services';
+import { describeWithMysql, describeWithRedis } from '../support/services';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { addTurn, completeTurn, failTurn } from '../support/turns';
 import { waitUntil } from '../support/ws';
-
-const alice = user('alice');
-const bob = user('bob');
-const boss = admin('boss');
+import { alice, bob, boss, startGateway, type GatewayOptions, type TestGateway } from '../support/testkit';
 
 /** What a caller of the client saw, in the order it saw it. */
 class Seen<T> {
@@ -38,7 +32,7 @@ class Seen<T> {
   };
 }
 
-function clientSuite(options: () => TestGatewayOptions): void {
+function clientSuite(options: () => GatewayOptions): void {
   let t: TestGateway;
   let proxy: TcpProxy;
   const clients: GatewayClient[] = [];
@@ -69,7 +63,7 @@ function clientSuite(options: () => TestGatewayOptions): void {
   };
 
   beforeAll(async () => {
-    t = await startTestGateway(options());
+    t = await startGateway(options());
     proxy = await startTcpProxy('127.0.0.1', Number(new URL(t.url).port));
     sessions = t.gateway.sessions.lifecycle;
   });
@@ -197,6 +191,6 @@ describe('typed client against an embedded gateway (SQLite, in-process bus)', ()
 
 describeWithRedis('typed client against a gateway on MySQL and Redis', () => {
   describeWithMysql('(both servers)', () =>
-    clientSuite(() => ({ mysql: true, env: { REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `client-${randomUUID()}:` } })),
+    clientSuite(() => ({ database: 'mysql', bus: 'redis' })),
   );
 });

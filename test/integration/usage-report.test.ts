@@ -2,14 +2,9 @@ import { DomainError } from '../../src/domain/errors';
 import type { UsageByDay } from '../../src/domain/usage-days';
 import { createSessionStore, type SessionStore } from '../../src/sessions/session-store';
 import { UsageReport } from '../../src/sessions/usage-report';
-import { admin, user } from '../support/callers';
 import { mysqlTestDatabase, sqliteTestDatabase, type TestDatabase, type TestDatabaseFactory } from '../support/db';
 import { describeWithMysql } from '../support/services';
-
-const alice = user('alice');
-const bob = user('bob');
-const boss = admin('boss');
-const stranger = admin('boss', 'globex');
+import { alice, bob, boss, globexAdmin } from '../support/testkit/users';
 
 /** Today in these tests; the window of 3 days is 2026-03-08 .. 2026-03-10 (UTC). */
 const TODAY = new Date('2026-03-10T15:00:00.000Z');
@@ -31,7 +26,7 @@ function usageSuite(open: TestDatabaseFactory): void {
     at('2026-03-07T23:59:59.999Z'); // the last moment before the window
     const aliceSession = await sessions.createSession(alice, { name: 'alice work', agentContextId: 'ac' });
     const bobSession = await sessions.createSession(bob, { name: 'bob work', agentContextId: 'ac', isPublic: true });
-    const globexSession = await sessions.createSession(stranger, { name: 'globex', agentContextId: 'ac' });
+    const globexSession = await sessions.createSession(globexAdmin, { name: 'globex', agentContextId: 'ac' });
     const done = async (caller: typeof alice, sessionId: string, cost: number | null) => {
       const turn = await sessions.addTurn(caller, sessionId, { instructionSummary: 'work' });
       await sessions.completeTurn(caller, sessionId, turn.id, {
@@ -51,7 +46,7 @@ function usageSuite(open: TestDatabaseFactory): void {
     await sessions.failTurn(bob, bobSession.id, failed.id, { errors: ['boom'] });
 
     at('2026-03-09T12:00:00.000Z'); // nothing on the 9th but in another org
-    await done(stranger, globexSession.id, 100);
+    await done(globexAdmin, globexSession.id, 100);
 
     at('2026-03-10T09:30:00.000Z');
     await done(alice, bobSession.id, null); // alice's turn in bob's session; no price known
@@ -94,7 +89,7 @@ function usageSuite(open: TestDatabaseFactory): void {
     expect(compact(four)[0]).toBe('2026-03-07 P0 C1 F0 X0 $5');
     const one = await report.usageByDay(boss, 1);
     expect(compact(one)).toEqual(['2026-03-10 P1 C2 F0 X1 $0.125']);
-    const globex = await report.usageByDay(stranger, 3);
+    const globex = await report.usageByDay(globexAdmin, 3);
     expect(compact(globex)[1]).toBe('2026-03-09 P0 C1 F0 X0 $100');
     expect(globex.days.reduce((n, d) => n + d.turns.COMPLETED, 0)).toBe(1);
   });

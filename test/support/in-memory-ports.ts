@@ -81,8 +81,9 @@ export class InMemoryTurnStore implements TurnStore, TurnLeases {
 
   async addTurn(caller: Caller, sessionId: string, input: NewTurn, options: AddTurnOptions = {}): Promise<TurnRecord> {
     const checked = checkNewTurn(input);
-    const session = await this.getSession(caller, sessionId);
-    if (!session) throw notFound('session');
+    if (!(await this.getSession(caller, sessionId))) throw notFound('session');
+    // Read again after the await: a concurrent addTurn may have taken the next sequence number meanwhile.
+    const session = this.sessions.get(sessionId) as SessionRecord;
     assertAcceptsTurn(session, options);
     const now = this.now();
     const turn = openTurn(checked, {
@@ -286,13 +287,16 @@ export class ScriptedModel implements LanguageModel {
     if (step.kind === 'fail') throw step.error;
     const responseId = `resp_${this.requests.length}`;
     const chunks = step.kind === 'tool_calls' ? [] : step.chunks;
+    const aborted = () => new LlmError('aborted', 'the model call was aborted');
     for (const chunk of chunks) {
       await new Promise((r) => setImmediate(r));
+      if (options.signal.aborted) throw aborted();
       options.onTextDelta(chunk);
     }
     if (step.kind === 'stall') {
-      await new Promise<void>((resolve) => options.signal.addEventListener('abort', () => resolve(), { once: true }));
-      throw new LlmError('aborted', 'the model call was aborted');
+      // An abort that came with the last piece has already fired: waiting for its event would hang.
+      if (!options.signal.aborted) await new Promise<void>((resolve) => options.signal.addEventListener('abort', () => resolve(), { once: true }));
+      throw aborted();
     }
     this.afterAnswer?.();
     return {

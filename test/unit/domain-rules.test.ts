@@ -5,7 +5,7 @@ import { assertTransition, isTerminal, TURN_STATUSES } from '../../src/domain/tu
 import { costOf, estimateTokens } from '../../src/domain/usage';
 import { optionalText, requireText } from '../../src/domain/validation';
 import { canManage, canRead } from '../../src/domain/visibility';
-import { admin, user } from '../support/callers';
+import { admin, user } from '../support/testkit/users';
 
 describe('turn status transitions (DD-002B/C)', () => {
   it('lets a turn leave PENDING for every terminal status', () => {

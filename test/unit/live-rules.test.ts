@@ -8,7 +8,7 @@ import { OutputBuffer } from '../../src/events/output-buffer';
 import type { TurnStatusEvent } from '../../src/events/turn-events';
 import { operationKey, visibilityOf } from '../../src/graphql/live/subscription-executor';
 import { gatewaySchema } from '../../src/graphql/schema';
-import { admin, user } from '../support/callers';
+import { admin, user } from '../support/testkit/users';
 
 const session = (overrides: Partial<SessionRecord> = {}): SessionRecord => ({
   id: 's1',

@@ -6,8 +6,8 @@ import { LiveGroup, type SubscriberSink } from '../../src/graphql/live/live-grou
 import { LiveSource, type Admission, type LiveSink } from '../../src/graphql/live/live-source';
 import type { Services } from '../../src/graphql/services';
 import { createLogger } from '../../src/logger';
-import { user } from '../support/callers';
 import { sleep, waitUntil } from '../support/ws';
+import { alice } from '../support/testkit/users';
 
 const logger = createLogger('silent');
 const event = (eventId: number, orgId = 'acme'): TurnStatusEvent => ({
@@ -170,7 +170,6 @@ class RecordingSink implements SubscriberSink {
 }
 
 describe('a live group', () => {
-  const alice = user('alice');
   const failure = (e: DomainError) => Buffer.from(`failed:${e.code}`);
   const results = (transform: (n: number) => string) => async (n: number) => Buffer.from(transform(n));
 

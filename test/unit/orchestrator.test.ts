@@ -7,7 +7,6 @@ import { Orchestrator } from '../../src/orchestrator/orchestrator';
 import type { InstructionRequest } from '../../src/orchestrator/request';
 import { RequestHandler, type ExecuteInputFields } from '../../src/orchestrator/request-handler';
 import { DEFAULT_MODEL_PRICING } from '../../src/domain/pricing';
-import { user } from '../support/callers';
 import {
   FixedRetriever,
   InMemoryBlobStore,
@@ -18,9 +17,8 @@ import {
   RecordingLogger,
   ScriptedModel,
 } from '../support/in-memory-ports';
+import { alice, bob } from '../support/testkit/users';
 
-const alice = user('alice');
-const bob = user('bob');
 const READ_FILE = { name: 'read_file', description: null, parametersJson: '{"type":"object"}' };
 
 /** Admits everything, or refuses everything as an exhausted budget does. */

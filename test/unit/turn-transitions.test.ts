@@ -18,7 +18,7 @@ import {
 } from '../../src/domain/turn-transitions';
 import type { TurnStatus } from '../../src/domain/turn-status';
 import type { TurnUsage } from '../../src/domain/usage';
-import { admin, user } from '../support/callers';
+import { admin, user } from '../support/testkit/users';
 
 const owner = user('owner');
 const author = user('author');
