@@ -3,7 +3,8 @@ import { conflict, DomainError, forbidden, notFound } from './errors';
 import type { SessionRecord } from './session';
 import { withUsage } from './session-usage';
 import { summarize } from './text';
-import type { ChunkRef, NewTurn, TurnCancellation, TurnCompletion, TurnFailure, TurnRecord, TurnToolPause } from './turn';
+import { closeOpenCalls } from './tool-calls';
+import type { ChunkRef, NewTurn, TurnCancellation, TurnCompletion, TurnFailure, TurnRecord, TurnToolPause, TurnWork } from './turn';
 import { assertTransition } from './turn-status';
 import { requireText } from './validation';
 import { canCancelTurn } from './visibility';
@@ -76,6 +77,9 @@ export function openTurn(
     chunkRefs: [...(input.chunkRefs ?? [])],
     activeFileRefs: [...(input.activeFileRefs ?? [])],
     pendingToolCalls: [],
+    toolCalls: [],
+    files: [],
+    answeredByModel: null,
     warnings: [...(input.warnings ?? [])],
     errors: [],
     usage: null,
@@ -89,13 +93,15 @@ export function openTurn(
 export function applyTransition(turn: TurnRecord, change: TurnTransition, now: Date): TurnRecord | null {
   if (change.to === 'CANCELLED' && turn.status === 'CANCELLED') return null;
   assertTransition(turn.status, change.to);
-  const base: TurnRecord = { ...turn, status: change.to, pendingToolCalls: [] };
+  const work = change.to === 'COMPLETED' ? change.completion : change.to === 'FAILED' ? change.failure : change.cancellation;
+  const base: TurnRecord = { ...withWork(turn, work), status: change.to, pendingToolCalls: [] };
+  const closed: TurnRecord = { ...base, toolCalls: closeOpenCalls(base.toolCalls) };
   switch (change.to) {
     case 'COMPLETED': {
       const c = change.completion;
       return withUsage(
         {
-          ...base,
+          ...closed,
           statusTimeStamp: c.openAIResponseReceivedDate,
           openAIResponseId: c.openAIResponseId,
           openAIResponseReceivedDate: c.openAIResponseReceivedDate,
@@ -114,7 +120,7 @@ export function applyTransition(turn: TurnRecord, change: TurnTransition, now: D
       const observed = f.openAIResponseReceivedDate ?? now;
       return withUsage(
         {
-          ...base,
+          ...closed,
           statusTimeStamp: observed,
           openAIResponseId: f.openAIResponseId ?? turn.openAIResponseId,
           openAIResponseReceivedDate: observed,
@@ -131,13 +137,16 @@ export function applyTransition(turn: TurnRecord, change: TurnTransition, now: D
     }
     case 'CANCELLED': {
       const c = change.cancellation;
-      return {
-        ...base,
-        statusTimeStamp: now,
-        agentAnswerSummary: c.agentAnswerSummary == null ? null : summarize(c.agentAnswerSummary),
-        fullAgentAnswerUrl: c.fullAgentAnswerUrl ?? null,
-        warnings: [...turn.warnings, c.reason],
-      };
+      return withUsage(
+        {
+          ...closed,
+          statusTimeStamp: now,
+          agentAnswerSummary: c.agentAnswerSummary == null ? null : summarize(c.agentAnswerSummary),
+          fullAgentAnswerUrl: c.fullAgentAnswerUrl ?? null,
+          warnings: [...turn.warnings, c.reason],
+        },
+        c.usage,
+      );
     }
   }
 }
@@ -147,7 +156,7 @@ export function pauseForToolCalls(turn: TurnRecord, pause: TurnToolPause): TurnR
   assertPending(turn);
   return withUsage(
     {
-      ...turn,
+      ...withWork(turn, pause),
       pendingToolCalls: [...pause.toolCalls],
       openAIResponseId: pause.openAIResponseId,
       openAIChainExpiresDate: pause.openAIChainExpiresDate,
@@ -201,4 +210,14 @@ export function checkCancel(caller: Caller, session: SessionRecord | null, turn:
 
 function assertPending(turn: TurnRecord): void {
   if (turn.status !== 'PENDING') throw conflict(`turn is already ${turn.status.toLowerCase()}`);
+}
+
+/** The turn with a round's tool calls, files and answering model; what the round leaves out stays. */
+function withWork(turn: TurnRecord, work: TurnWork): TurnRecord {
+  return {
+    ...turn,
+    toolCalls: work.toolCallRecords ? [...work.toolCallRecords] : turn.toolCalls,
+    files: work.files ? [...work.files] : turn.files,
+    answeredByModel: work.answeredByModel ?? turn.answeredByModel,
+  };
 }

@@ -56,7 +56,7 @@ function pipeline() {
     llm: model,
     output,
     idempotencyKeys: new InMemoryIdempotencyKeys(),
-    config: { defaultModel: 'gpt-4.1-mini', chainTtlSeconds: 3600, toolResultTimeoutSeconds: 60, turnLeaseSeconds: 120, modelPricing: DEFAULT_MODEL_PRICING },
+    config: { defaultModel: 'gpt-4.1-mini', chainTtlSeconds: 3600, toolResultTimeoutSeconds: 60, turnLeaseSeconds: 120, modelPricing: DEFAULT_MODEL_PRICING, maxServerToolRounds: 8 },
     retrievalLimit: 8,
     logger,
     now: () => new Date(),
@@ -160,8 +160,8 @@ describe('the turn pipeline on its ports', () => {
     expect(p.onlyTurn()).toMatchObject({ id: turnId, status: 'COMPLETED', pendingToolCalls: [] });
     // Both rounds carry the conversation context; the second chains onto the first response.
     expect(p.model.requests.map((r) => [r.instructions, r.temperature, r.tools.map((t) => t.name), r.previousResponseId])).toEqual([
-      ['Be careful.', 0.3, ['read_file'], null],
-      ['Be careful.', 0.3, ['read_file'], 'resp_1'],
+      ['Be careful.', 0.3, ['read_file', 'write_file', 'search_code'], null],
+      ['Be careful.', 0.3, ['read_file', 'write_file', 'search_code'], 'resp_1'],
     ]);
     expect(p.model.requests[1]?.input).toEqual([{ type: 'function_call_output', callId: 'call_1', output: '{"text":"export {}"}' }]);
 
