@@ -147,6 +147,8 @@ export interface ExecuteHarnessOptions {
   readonly contexts?: { agentContextId: string; conversationContextId: string };
   /** No OPENAI_API_KEY: the offline adapter answers. */
   readonly offline?: boolean;
+  /** Streamed output goes to the gateway's event bus (turnOutput subscriptions) instead of `output`. */
+  readonly liveOutput?: boolean;
 }
 
 /** A gateway wired to the local Responses API stand-in, with scripted retrieval, a movable clock and recorded output. */
@@ -165,7 +167,7 @@ export async function startExecuteHarness(options: ExecuteHarnessOptions = {}): 
       LLM_RETRY_MAX_DELAY_MS: '2000',
       ...options.env,
     },
-    hooks: { now: clock.now, output, retriever },
+    hooks: { now: clock.now, retriever, ...(options.liveOutput ? {} : { output }) },
   });
   const tokenOf = (c: Caller) => t.token({ userId: c.userId, userName: c.userName, orgId: c.orgId, orgName: c.orgName, roles: [...c.roles] });
   let ids = options.contexts;
