@@ -42,7 +42,7 @@ export type FakeReply =
   /** Streams these pieces, then an `error` event. */
   | { readonly kind: 'stream_error'; readonly chunks: readonly string[]; readonly message: string }
   /** A `response.failed` event, with the usage the provider reports for it when given. */
-  | { readonly kind: 'failed'; readonly message: string; readonly usage?: FakeUsage };
+  | { readonly kind: 'failed'; readonly message: string; readonly usage?: FakeUsage; readonly model?: string };
 
 export interface RecordedRequest {
   readonly body: Record<string, unknown>;
