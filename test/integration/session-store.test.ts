@@ -91,7 +91,7 @@ function storeSuite(open: TestDatabaseFactory): void {
     const s = await store.reads.getSession(owner, session.id);
     expect(s).toMatchObject({ turnCount: 1, lastTurnStatus: 'COMPLETED' });
     expect(s?.lastTurnDate?.getTime()).toBe(received.getTime());
-    expect(s?.usage).toEqual({ inputTokens: 10, outputTokens: 5, totalTokens: 15, estimatedCostUsd: 0.01, isEstimated: false });
+    expect(s?.usage).toEqual({ inputTokens: 10, outputTokens: 5, totalTokens: 15, cachedInputTokens: 0, estimatedCostUsd: 0.01, isEstimated: false });
     expect(events.map((e) => [e.previousStatus, e.status])).toEqual([
       [null, 'PENDING'],
       ['PENDING', 'COMPLETED'],
