@@ -76,7 +76,12 @@ export class TurnTally {
     const record = finishedCall(this.records[at] as ToolCallRecord, result);
     this.records[at] = record;
     this.serverResults.push(result);
-    if (file && !this.files.some((f) => f.url === file.url && f.name === file.name)) this.files.push(file);
+    if (file) {
+      // Writing a path again replaces its earlier version in place.
+      const same = this.files.findIndex((f) => f.name === file.name);
+      if (same < 0) this.files.push(file);
+      else this.files[same] = file;
+    }
     return record;
   }
 

@@ -112,6 +112,23 @@ function serverToolsSuite(mysql: boolean): void {
     expect((await h.blob(null, file.url)).status).toBe(401);
   });
 
+  it('keeps the latest version of a path the model writes twice', async () => {
+    h.fake.enqueue(
+      {
+        kind: 'tool_calls',
+        calls: [
+          { name: 'write_file', arguments: '{"path":"out.json","content":"{\\"v\\":1}"}' },
+          { name: 'write_file', arguments: '{"path":"out.json","content":"{\\"v\\":2}"}' },
+        ],
+      },
+      { kind: 'text', chunks: ['Rewritten.'] },
+    );
+    const answer = await execute({ instruction: 'Write twice' });
+    expect(answer.files).toEqual([expect.objectContaining({ name: 'out.json', mimeType: 'application/json; charset=utf-8', contentHash: sha('{"v":2}') })]);
+    expect((await h.blob(alice, answer.files![0]!.url)).text).toBe('{"v":2}');
+    expect(answer.toolResults).toHaveLength(2);
+  });
+
   it('search_code runs retrieval on demand in the session scope, below the path prefix the model asked for', async () => {
     h.retriever.chunks = [chunk('ui-button', 'export const Button = () => null;')];
     h.fake.enqueue(

@@ -1,6 +1,6 @@
 import type { ToolCallRecord } from '../../domain/tool-call-record';
 import { toolOutputText } from '../../domain/tool-results';
-import type { LanguageModel, LlmRequest, LlmResponse } from '../../llm/llm.port';
+import { LlmError, type LanguageModel, type LlmRequest, type LlmResponse } from '../../llm/llm.port';
 import type { InFlightTurn } from '../in-flight';
 import type { TurnBlobs } from '../turn-blobs';
 import type { TurnTally } from '../turn-tally';
@@ -47,8 +47,10 @@ export class ServerToolLoop {
     for (const record of run.answered) run.onToolCall(record);
     for (let round = 1; ; round++) {
       const offered = new Set(request.tools.slice(clientTools.length).map((t) => t.name));
-      tally.roundStarted(request, flight.text);
+      // A cancel that arrived while server tools ran: no further round is sent (or counted).
+      if (flight.controller.signal.aborted) throw new LlmError('aborted', 'the model call was aborted');
       tally.requestUrl = await blobs.appendRequest(this.deps.llm.payloadOf(request), continued);
+      tally.roundStarted(request, flight.text);
       const result = await this.deps.llm.respond(request, { signal: flight.controller.signal, onTextDelta: run.onTextDelta });
       tally.roundAnswered(result);
       text += result.text;
