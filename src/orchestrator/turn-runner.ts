@@ -169,7 +169,8 @@ export class TurnRunner {
     // The outcome is known and will be stored once the store is back (settle).
     if (flight.settling) return e;
     // Spec 003: tokens spent on the round that did not finish count too.
-    tally.roundAbandoned(flight.text, e instanceof LlmError ? (e.provider.usage ?? null) : null, e instanceof LlmError ? (e.provider.model ?? null) : null);
+    const provider = e instanceof LlmError ? e.provider : {};
+    tally.roundAbandoned(flight.text, provider.usage ?? null, provider.model ?? null);
     if (flight.reason === 'cancel') return this.cancelled(run, flight, blobs, tally);
     if (flight.reason === 'lost' || (isDomainError(e) && e.code === 'CONFLICT')) return this.lost(run, flight, blobs, tally);
     if (flight.reason === 'shutdown') {
