@@ -112,6 +112,23 @@ function serverToolsSuite(mysql: boolean): void {
     expect((await h.blob(null, file.url)).status).toBe(401);
   });
 
+  it('answers the same files and server tool results over REST (AGN-033 JSON)', async () => {
+    h.fake.enqueue(
+      { kind: 'tool_calls', calls: [{ name: 'write_file', arguments: '{"path":"r.txt","content":"rest"}' }] },
+      { kind: 'text', chunks: ['Via REST.'] },
+    );
+    const res = await h.rest(alice, { agentContextId: h.agentContextId, conversationContextId: h.conversationContextId, instruction: 'Write r.txt', clientKind: 'CLI' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      kind: 'final',
+      primaryOutputText: 'Via REST.',
+      files: [{ name: 'r.txt', mimeType: 'text/plain; charset=utf-8', sizeBytes: 4, contentHash: sha('rest'), url: expect.stringMatching(/^\/blobs\//) }],
+      toolResults: [{ toolCallId: expect.any(String), executionMs: expect.any(Number), resultJson: expect.stringContaining('r.txt') }],
+    });
+    const [file] = res.body.files as FileView[];
+    expect((await h.blob(alice, file!.url)).text).toBe('rest');
+  });
+
   it('keeps the latest version of a path the model writes twice', async () => {
     h.fake.enqueue(
       {
