@@ -1,5 +1,7 @@
 import type { EntityHeader } from './caller';
+import type { ChainRestartReason } from './chain-restart';
 import type { FileRef } from './file-ref';
+import type { TurnRequestMetadata } from './request-metadata';
 import type { ToolCallRecord } from './tool-call-record';
 import type { TurnStatus } from './turn-status';
 import type { TurnUsage } from './usage';
@@ -77,6 +79,9 @@ export interface TurnRecord {
   readonly warnings: readonly string[];
   readonly errors: readonly string[];
   readonly usage: TurnUsage | null;
+  /** Why this turn's provider chain started; null when it continued one (issue 10). */
+  readonly openAIChainRestartReason: ChainRestartReason | null;
+  readonly requestMetadata: TurnRequestMetadata;
 }
 
 /** What a provider round adds to a turn besides its answer: tool calls, files, the answering model. */
@@ -98,6 +103,8 @@ export interface NewTurn {
   readonly chunkRefs?: readonly ChunkRef[];
   readonly activeFileRefs?: readonly ActiveFileRef[];
   readonly warnings?: readonly string[];
+  readonly openAIChainRestartReason?: ChainRestartReason | null;
+  readonly requestMetadata?: TurnRequestMetadata;
 }
 
 /** DD-002B. */
@@ -154,4 +161,21 @@ export interface ExpiredTurn {
   readonly sessionId: string;
   readonly turnId: string;
   readonly waitingForToolResults: boolean;
+}
+
+/** A PENDING turn whose provider chain was lost: it retries once on a new, preloaded chain (issue 10). */
+export interface TurnChainRestart {
+  readonly reason: ChainRestartReason;
+  /** The files as the retried request delivers them (a new chain re-sends what the old one held). */
+  readonly activeFileRefs: readonly ActiveFileRef[];
+  /** The retrieved chunks the retry keeps (a new chain holds more active files, so it may skip more). */
+  readonly chunkRefs: readonly ChunkRef[];
+  readonly requestMetadata: TurnRequestMetadata;
+  readonly warnings: readonly string[];
+}
+
+/** The partial answer of a turn cancelled while another instance ran it, kept once that instance noticed. */
+export interface TurnPartialAnswer {
+  readonly fullAgentAnswerUrl: string;
+  readonly agentAnswerSummary: string;
 }

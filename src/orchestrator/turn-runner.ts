@@ -15,6 +15,7 @@ import { LlmError, type LanguageModel, type LlmRequest, type LlmResponse } from 
 import type { Logger } from '../logger.port';
 import type { TurnStore } from '../sessions/session-store.port';
 import type { InFlightTurn, InFlightTurns } from './in-flight';
+import type { PlannedChainRestart } from './instruction-planner';
 import type { ServerToolLoop } from './server-tools/tool-loop';
 import { TurnBlobs } from './turn-blobs';
 import { TurnTally } from './turn-tally';
@@ -43,6 +44,8 @@ export interface TurnRun {
   };
   /** When this turn's provider chain stops being reliable, given when the response arrived. */
   readonly chainExpiry: (receivedAt: Date) => Date;
+  /** Issue 10: the round again on a new, preloaded chain, if the provider lost this one (once; absent on a new chain). */
+  readonly restartChain?: (() => Promise<PlannedChainRestart>) | null;
 }
 
 export interface TurnRunnerDeps {
@@ -76,6 +79,8 @@ export class TurnRunner {
     const blobs = new TurnBlobs(this.deps.blobs, run.caller.orgId, run.sessionId, run.turnId);
     const earlier = { usage: run.priorUsage, toolCalls: run.earlier?.toolCalls ?? [], files: run.earlier?.files ?? [] };
     const tally = new TurnTally(this.deps.pricing, run.model, earlier, run.firstDeltaIndex);
+    // The round as it stands: a chain restart replaces its request and chain expiry.
+    let round = run;
     try {
       const result = await this.deps.toolLoop.respond(
         {
@@ -85,19 +90,37 @@ export class TurnRunner {
           answered: run.earlier?.answered ?? [],
           onTextDelta: (text) => this.onDelta(run, flight, text),
           onToolCall: (record) => this.onToolCall(run, flight, record),
+          recover: async (e) => {
+            const restarted = await this.restartChain(round, flight, blobs, tally, e);
+            if (restarted) round = restarted;
+            return restarted?.request ?? null;
+          },
         },
         flight,
         blobs,
         tally,
       );
-      return result.toolCalls.length > 0 ? await this.pause(run, flight, result, tally) : await this.complete(run, flight, blobs, result, tally);
+      return result.toolCalls.length > 0 ? await this.pause(round, flight, result, tally) : await this.complete(round, flight, blobs, result, tally);
     } catch (e) {
-      throw await this.failed(run, flight, blobs, e, tally);
+      throw await this.failed(round, flight, blobs, e, tally);
     } finally {
       if (!flight.settling) this.deps.inFlight.release(run.turnId);
       await this.answerLateCancel(run, flight);
       this.deps.output.end(this.refOf(run));
     }
+  }
+
+  /**
+   * Issue 10: when the provider no longer knows the previous response, the turn records its
+   * new chain and retries once on it, preloaded from stored history; the failed attempt stays
+   * in the payload logs. Returns the round to retry, or null when this failure is final.
+   */
+  private async restartChain(run: TurnRun, flight: InFlightTurn, blobs: TurnBlobs, tally: TurnTally, e: unknown): Promise<TurnRun | null> {
+    if (!(e instanceof LlmError && e.kind === 'chain_lost' && run.restartChain && flight.deltas === run.firstDeltaIndex)) return null;
+    const restart = await run.restartChain();
+    tally.responseUrl = await blobs.appendResponse({ streamedDeltas: tally.takeStreamed(flight.deltas), error: e.message }, run.continued);
+    await this.deps.sessions.restartTurnChain(run.caller, run.sessionId, run.turnId, { reason: 'LOST_BY_PROVIDER', ...restart });
+    return { ...run, request: restart.request, chainExpiry: restart.chainExpiry, restartChain: null, continued: true };
   }
 
   private onDelta(run: TurnRun, flight: InFlightTurn, text: string): void {
@@ -182,7 +205,7 @@ export class TurnRunner {
       const responseUrl = await blobs
         .appendResponse({ streamedDeltas: tally.takeStreamed(flight.deltas), error: e.message }, logged)
         .catch(() => null);
-      // A lost chain heals itself: this turn fails, so the next one starts a new, preloaded chain.
+      // Only a tool continuation gets here with a lost chain (an instruction retries on a new one): the next instruction recovers.
       const message = e.kind === 'chain_lost' ? `${e.message}; send the instruction again to continue in a new conversation` : e.message;
       return this.fail(run, flight, tally, e.code, message, {
         openAIResponseId: e.provider.responseId ?? null,
@@ -279,13 +302,22 @@ export class TurnRunner {
   private async lost(run: TurnRun, flight: InFlightTurn, blobs: TurnBlobs, tally: TurnTally): Promise<DomainError> {
     const turn = await this.deps.sessions.getTurn(run.caller, run.sessionId, run.turnId).catch(() => null);
     if (turn?.status === 'CANCELLED') {
-      // The turn is terminal and keeps its URLs; the partial answer is still kept under its key.
-      if (flight.text.length > 0) await blobs.put(TURN_BLOBS.answer, flight.text).catch(() => undefined);
+      // Cancelled from another instance: the partial answer is kept, and the turn gets its URL.
+      if (flight.text.length > 0) await this.keepPartialAnswer(run, blobs, flight.text);
       return new DomainError('CANCELLED', 'the turn was cancelled', this.idsOf(run));
     }
     if (turn?.status === 'PENDING') return this.fail(run, flight, tally, 'LLM_FAILED', 'interrupted: the turn lost its lease');
     const why = turn?.errors.join('; ') || `the turn is ${turn?.status.toLowerCase() ?? 'gone'}`;
     return new DomainError('CONFLICT', why, this.idsOf(run));
+  }
+
+  private async keepPartialAnswer(run: TurnRun, blobs: TurnBlobs, partial: string): Promise<void> {
+    try {
+      const url = await blobs.put(TURN_BLOBS.answer, partial);
+      await this.deps.sessions.keepPartialAnswer(run.caller, run.sessionId, run.turnId, { fullAgentAnswerUrl: url, agentAnswerSummary: partial });
+    } catch (e) {
+      this.deps.logger.warn({ err: e, turnId: run.turnId }, 'could not keep the partial answer of a turn cancelled elsewhere');
+    }
   }
 
   /** A cancel that arrived after the provider answered: cancel a paused turn, refuse a finished one. */

@@ -65,6 +65,11 @@ export class TurnTally {
     this.close(reported, streamedSoFar.slice(this.open.textBefore), []);
   }
 
+  /** The open round was refused before the provider did any work (a lost chain): nothing to count. */
+  roundRefused(): void {
+    this.open = null;
+  }
+
   callStarted(call: ToolCall, origin: ToolCallRecord['origin']): ToolCallRecord {
     const record = startedCall(call, origin);
     this.records.push(record);

@@ -78,6 +78,8 @@ function pipeline(retriever: Retriever = new FixedRetriever()) {
     language: null,
     sessionName: null,
     activeFiles: [],
+    retrievalPathPrefixes: null,
+    followsTurnId: null,
     ...extra,
   });
   const input = (extra: Partial<ExecuteInputFields> = {}): ExecuteInputFields => ({ agentContextId: 'ac-1', instruction: 'Explain this', ...extra });

@@ -25,6 +25,8 @@ export interface LoopRun {
   readonly onTextDelta: (text: string) => void;
   /** Publishes a tool call as it starts and as it ends (the live audit trail). */
   readonly onToolCall: (record: ToolCallRecord) => void;
+  /** The first round failed: the request to send instead (a restarted chain), or null to give up. */
+  readonly recover: (e: unknown) => Promise<LlmRequest | null>;
 }
 
 /**
@@ -51,7 +53,21 @@ export class ServerToolLoop {
       if (flight.controller.signal.aborted) throw new LlmError('aborted', 'the model call was aborted');
       tally.requestUrl = await blobs.appendRequest(this.deps.llm.payloadOf(request), continued);
       tally.roundStarted(request, flight.text);
-      const result = await this.deps.llm.respond(request, { signal: flight.controller.signal, onTextDelta: run.onTextDelta });
+      const call = (r: LlmRequest) => this.deps.llm.respond(r, { signal: flight.controller.signal, onTextDelta: run.onTextDelta });
+      let result: LlmResponse;
+      try {
+        result = await call(request);
+      } catch (e) {
+        const restarted = round === 1 ? await run.recover(e) : null;
+        if (!restarted) throw e;
+        // The provider refused the lost chain outright; the retry on the new one is the round.
+        tally.roundRefused();
+        request = { ...restarted, tools: request.tools };
+        continued = true;
+        tally.requestUrl = await blobs.appendRequest(this.deps.llm.payloadOf(request), continued);
+        tally.roundStarted(request, flight.text);
+        result = await call(request);
+      }
       tally.roundAnswered(result);
       text += result.text;
       const serverCalls = result.toolCalls.filter((c) => offered.has(c.name));
