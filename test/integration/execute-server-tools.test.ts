@@ -190,6 +190,28 @@ function serverToolsSuite(mysql: boolean): void {
     expect(answer.userWarnings).toContain('The model used all 2 server tool rounds; server tools were withdrawn for its answer.');
   });
 
+  it('runs server tools on the new chain when the provider lost the old one, chaining each round onto the retry', async () => {
+    const first = await execute({ instruction: 'Start' });
+    const lost = (await h.turn(alice, first.sessionId, first.turnId)).openAIResponseId!;
+    h.fake.forget(lost);
+    h.fake.requests.length = 0;
+    h.fake.enqueue(
+      { kind: 'tool_calls', calls: [{ name: 'write_file', arguments: '{"path":"after-restart.md","content":"again"}' }], usage: { input: 300, output: 10 } },
+      { kind: 'text', chunks: ['Recovered and written.'], usage: { input: 350, output: 5 } },
+    );
+    const answer = await execute({ sessionId: first.sessionId, instruction: 'Write after the restart' });
+    expect(answer).toMatchObject({ kind: 'FINAL', primaryOutputText: 'Recovered and written.' });
+    expect(answer.files?.map((f) => f.name)).toEqual(['after-restart.md']);
+    const [refused, retry, afterTool] = h.fake.requests.map((r) => r.body);
+    expect(refused!.previous_response_id).toBe(lost);
+    expect(retry).not.toHaveProperty('previous_response_id');
+    expect(toolNames(retry!)).toEqual(['read_file', 'write_file', 'search_code']);
+    expect(afterTool!.previous_response_id).toEqual(expect.stringMatching(/^resp_/));
+    expect(outputsOf(afterTool!)).toHaveLength(1);
+    // The refused attempt did no work; the two rounds that did are counted as reported.
+    expect((await h.turn(alice, answer.sessionId, answer.turnId)).usage).toMatchObject({ inputTokens: 650, outputTokens: 15, isEstimated: false });
+  });
+
   it('keeps the AGN-033 continuation when one response asks for a server tool and a client tool', async () => {
     h.fake.enqueue({
       kind: 'tool_calls',
