@@ -98,6 +98,7 @@ export interface ExecuteConfig {
   readonly idempotencyWaitMs: number;
   readonly idempotencyRetentionSeconds: number;
   readonly modelPricing: PricingTable;
+  readonly maxServerToolRounds: number;
 }
 
 /** S3_BUCKET set selects S3; unset keeps blobs under DATA_DIR/blobs. */
@@ -217,6 +218,7 @@ export function loadConfig(env: Env = process.env): Config {
       idempotencyWaitMs: int(env, 'IDEMPOTENCY_WAIT_MS', 10_000, 0, 600_000),
       idempotencyRetentionSeconds: int(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, 60, 30 * 24 * 3600),
       modelPricing: pricing(env.MODEL_PRICING),
+      maxServerToolRounds: int(env, 'MAX_SERVER_TOOL_ROUNDS', 8, 0, 64),
     },
     blobs: {
       s3Bucket: env.S3_BUCKET?.trim() || null,

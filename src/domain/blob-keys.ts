@@ -5,6 +5,7 @@
  */
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 const PLAIN_ORG = /^[A-Za-z0-9_-]{1,64}$/;
+const SHA256 = /^[0-9a-f]{64}$/;
 
 /** The names a turn's blobs use. */
 export const TURN_BLOBS = {
@@ -27,6 +28,13 @@ export const turnBlobKey = (orgId: string, sessionId: string, turnId: string, na
 export const turnBlobUrl = (sessionId: string, turnId: string, name: TurnBlobName): string =>
   `/blobs/sessions/${sessionId}/turns/${turnId}/${name}`;
 
+/** A file a server tool wrote during a turn (write_file), content-addressed under the turn. */
+export const turnFileBlobKey = (orgId: string, sessionId: string, turnId: string, contentHash: string): string =>
+  `${sessionPrefix(orgId, sessionId)}/turns/${turnId}/files/${contentHash}`;
+
+export const turnFileBlobUrl = (sessionId: string, turnId: string, contentHash: string): string =>
+  `/blobs/sessions/${sessionId}/turns/${turnId}/files/${contentHash}`;
+
 /** Active-file versions, content-addressed per session (a new chain re-sends them from here). */
 export const fileBlobKey = (orgId: string, sessionId: string, contentHash: string): string =>
   `${sessionPrefix(orgId, sessionId)}/files/${contentHash}`;
@@ -39,7 +47,10 @@ export function resolveBlobPath(orgId: string, path: string): { sessionId: strin
   if (kind === 'turns' && rest.length === 2 && (Object.values(TURN_BLOBS) as string[]).includes(rest[1] as string)) {
     return { sessionId, key: turnBlobKey(orgId, sessionId, rest[0] as string, rest[1] as TurnBlobName) };
   }
-  if (kind === 'files' && rest.length === 1 && /^[0-9a-f]{64}$/.test(rest[0] as string)) {
+  if (kind === 'turns' && rest.length === 3 && rest[1] === 'files' && SHA256.test(rest[2] as string)) {
+    return { sessionId, key: turnFileBlobKey(orgId, sessionId, rest[0] as string, rest[2] as string) };
+  }
+  if (kind === 'files' && rest.length === 1 && SHA256.test(rest[0] as string)) {
     return { sessionId, key: fileBlobKey(orgId, sessionId, rest[0] as string) };
   }
   return null;

@@ -1,16 +1,6 @@
+import type { FileRef } from './file-ref';
 import type { ToolCall, ToolResult } from './turn';
 import type { TurnUsage } from './usage';
-
-/** AGN-033 6.3. */
-export interface FileRef {
-  readonly name: string;
-  readonly mimeType: string;
-  readonly url: string;
-  readonly sizeBytes: number;
-  readonly contentHash: string;
-  readonly description?: string;
-  readonly contentExpires?: Date;
-}
 
 /** AGN-033 3.1: every successful response carries these. */
 interface SessionMetadata {
@@ -57,7 +47,14 @@ export function modeDisplayName(mode: string): string {
 
 export function finalResponse(
   meta: { sessionId: string; turnId: string; mode: string },
-  answer: { text: string; warnings: readonly string[]; usage: TurnUsage | null },
+  answer: {
+    text: string;
+    warnings: readonly string[];
+    usage: TurnUsage | null;
+    files?: readonly FileRef[];
+    /** Server-executed tool results (AGN-033 5.3). */
+    toolResults?: readonly ToolResult[];
+  },
 ): FinalResponse {
   return {
     kind: 'final',
@@ -65,6 +62,8 @@ export function finalResponse(
     turnId: meta.turnId,
     modeDisplayName: modeDisplayName(meta.mode),
     primaryOutputText: answer.text,
+    ...(answer.files && answer.files.length > 0 ? { files: [...answer.files] } : {}),
+    ...(answer.toolResults && answer.toolResults.length > 0 ? { toolResults: [...answer.toolResults] } : {}),
     ...(answer.warnings.length > 0 ? { userWarnings: [...answer.warnings] } : {}),
     ...(answer.usage ? { usage: answer.usage } : {}),
   };

@@ -26,7 +26,7 @@ export function openSession(caller: Caller, input: NewSession, at: { readonly id
     turnCount: 0,
     lastTurnStatus: null,
     lastTurnDate: null,
-    usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, estimatedCostUsd: null, isEstimated: false },
+    usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, cachedInputTokens: 0, estimatedCostUsd: null, isEstimated: false },
   };
 }
 

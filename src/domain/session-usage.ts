@@ -6,15 +6,24 @@ import type { TurnUsage } from './usage';
 /** The turn with `usage` as its usage so far; no usage reported keeps what the turn had. */
 export function withUsage(turn: TurnRecord, usage: TurnUsage | null | undefined): TurnRecord {
   if (!usage) return turn;
-  const { inputTokens, outputTokens, estimatedCostUsd, isEstimated } = usage;
-  return { ...turn, usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, estimatedCostUsd, isEstimated } };
+  const { inputTokens, outputTokens, cachedInputTokens = 0, estimatedCostUsd, isEstimated } = usage;
+  return {
+    ...turn,
+    usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, cachedInputTokens, estimatedCostUsd, isEstimated },
+  };
 }
 
 /** What a settled turn adds to its session's totals (spec 003): no usage counts as zero tokens and no cost. */
-export function turnUsageDelta(turn: TurnRecord): { inputTokens: number; outputTokens: number; estimatedCostUsd: number | null } {
+export function turnUsageDelta(turn: TurnRecord): {
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  estimatedCostUsd: number | null;
+} {
   return {
     inputTokens: turn.usage?.inputTokens ?? 0,
     outputTokens: turn.usage?.outputTokens ?? 0,
+    cachedInputTokens: turn.usage?.cachedInputTokens ?? 0,
     estimatedCostUsd: turn.usage?.estimatedCostUsd ?? null,
   };
 }
@@ -43,6 +52,7 @@ export function rollUpSettledTurn(session: Pick<SessionRecord, 'usage' | 'turnCo
       inputTokens,
       outputTokens,
       totalTokens: inputTokens + outputTokens,
+      cachedInputTokens: (session.usage.cachedInputTokens ?? 0) + delta.cachedInputTokens,
       estimatedCostUsd:
         delta.estimatedCostUsd === null ? session.usage.estimatedCostUsd : (session.usage.estimatedCostUsd ?? 0) + delta.estimatedCostUsd,
       isEstimated: session.usage.isEstimated || (turn.usage?.isEstimated ?? false),

@@ -4,6 +4,7 @@ import type { SessionRecord } from './session';
 import { withUsage } from './session-usage';
 import { summarize } from './text';
 import { NO_REQUEST_METADATA } from './request-metadata';
+import { closeOpenCalls } from './tool-calls';
 import type {
   ChunkRef,
   NewTurn,
@@ -14,6 +15,7 @@ import type {
   TurnPartialAnswer,
   TurnRecord,
   TurnToolPause,
+  TurnWork,
 } from './turn';
 import { assertTransition } from './turn-status';
 import { requireText } from './validation';
@@ -87,6 +89,9 @@ export function openTurn(
     chunkRefs: [...(input.chunkRefs ?? [])],
     activeFileRefs: [...(input.activeFileRefs ?? [])],
     pendingToolCalls: [],
+    toolCalls: [],
+    files: [],
+    answeredByModel: null,
     warnings: [...(input.warnings ?? [])],
     errors: [],
     usage: null,
@@ -102,13 +107,15 @@ export function openTurn(
 export function applyTransition(turn: TurnRecord, change: TurnTransition, now: Date): TurnRecord | null {
   if (change.to === 'CANCELLED' && turn.status === 'CANCELLED') return null;
   assertTransition(turn.status, change.to);
-  const base: TurnRecord = { ...turn, status: change.to, pendingToolCalls: [] };
+  const work = change.to === 'COMPLETED' ? change.completion : change.to === 'FAILED' ? change.failure : change.cancellation;
+  const base: TurnRecord = { ...withWork(turn, work), status: change.to, pendingToolCalls: [] };
+  const closed: TurnRecord = { ...base, toolCalls: closeOpenCalls(base.toolCalls) };
   switch (change.to) {
     case 'COMPLETED': {
       const c = change.completion;
       return withUsage(
         {
-          ...base,
+          ...closed,
           statusTimeStamp: c.openAIResponseReceivedDate,
           openAIResponseId: c.openAIResponseId,
           openAIResponseReceivedDate: c.openAIResponseReceivedDate,
@@ -127,7 +134,7 @@ export function applyTransition(turn: TurnRecord, change: TurnTransition, now: D
       const observed = f.openAIResponseReceivedDate ?? now;
       return withUsage(
         {
-          ...base,
+          ...closed,
           statusTimeStamp: observed,
           openAIResponseId: f.openAIResponseId ?? turn.openAIResponseId,
           openAIResponseReceivedDate: observed,
@@ -144,13 +151,16 @@ export function applyTransition(turn: TurnRecord, change: TurnTransition, now: D
     }
     case 'CANCELLED': {
       const c = change.cancellation;
-      return {
-        ...base,
-        statusTimeStamp: now,
-        agentAnswerSummary: c.agentAnswerSummary == null ? null : summarize(c.agentAnswerSummary),
-        fullAgentAnswerUrl: c.fullAgentAnswerUrl ?? null,
-        warnings: [...turn.warnings, c.reason],
-      };
+      return withUsage(
+        {
+          ...closed,
+          statusTimeStamp: now,
+          agentAnswerSummary: c.agentAnswerSummary == null ? null : summarize(c.agentAnswerSummary),
+          fullAgentAnswerUrl: c.fullAgentAnswerUrl ?? null,
+          warnings: [...turn.warnings, c.reason],
+        },
+        c.usage,
+      );
     }
   }
 }
@@ -160,7 +170,7 @@ export function pauseForToolCalls(turn: TurnRecord, pause: TurnToolPause): TurnR
   assertPending(turn);
   return withUsage(
     {
-      ...turn,
+      ...withWork(turn, pause),
       pendingToolCalls: [...pause.toolCalls],
       openAIResponseId: pause.openAIResponseId,
       openAIChainExpiresDate: pause.openAIChainExpiresDate,
@@ -239,4 +249,14 @@ export function keepPartialAnswer(turn: TurnRecord, partial: TurnPartialAnswer):
 
 function assertPending(turn: TurnRecord): void {
   if (turn.status !== 'PENDING') throw conflict(`turn is already ${turn.status.toLowerCase()}`);
+}
+
+/** The turn with a round's tool calls, files and answering model; what the round leaves out stays. */
+function withWork(turn: TurnRecord, work: TurnWork): TurnRecord {
+  return {
+    ...turn,
+    toolCalls: work.toolCallRecords ? [...work.toolCallRecords] : turn.toolCalls,
+    files: work.files ? [...work.files] : turn.files,
+    answeredByModel: work.answeredByModel ?? turn.answeredByModel,
+  };
 }

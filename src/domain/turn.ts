@@ -1,6 +1,8 @@
 import type { EntityHeader } from './caller';
 import type { ChainRestartReason } from './chain-restart';
+import type { FileRef } from './file-ref';
 import type { TurnRequestMetadata } from './request-metadata';
+import type { ToolCallRecord } from './tool-call-record';
 import type { TurnStatus } from './turn-status';
 import type { TurnUsage } from './usage';
 
@@ -68,12 +70,25 @@ export interface TurnRecord {
   readonly chunkRefs: readonly ChunkRef[];
   readonly activeFileRefs: readonly ActiveFileRef[];
   readonly pendingToolCalls: readonly ToolCall[];
+  /** Spec 004 section 7: every tool call of the turn, server or client, kept after it ends. */
+  readonly toolCalls: readonly ToolCallRecord[];
+  /** Files the turn's server tools wrote (AGN-033 6). */
+  readonly files: readonly FileRef[];
+  /** The model the provider says answered (a dated name), next to the requested openAIModel. */
+  readonly answeredByModel: string | null;
   readonly warnings: readonly string[];
   readonly errors: readonly string[];
   readonly usage: TurnUsage | null;
   /** Why this turn's provider chain started; null when it continued one (issue 10). */
   readonly openAIChainRestartReason: ChainRestartReason | null;
   readonly requestMetadata: TurnRequestMetadata;
+}
+
+/** What a provider round adds to a turn besides its answer: tool calls, files, the answering model. */
+export interface TurnWork {
+  readonly toolCallRecords?: readonly ToolCallRecord[];
+  readonly files?: readonly FileRef[];
+  readonly answeredByModel?: string | null;
 }
 
 /** DD-002A: what the orchestrator supplies when it adds a PENDING turn. */
@@ -93,7 +108,7 @@ export interface NewTurn {
 }
 
 /** DD-002B. */
-export interface TurnCompletion {
+export interface TurnCompletion extends TurnWork {
   readonly agentAnswerSummary: string;
   readonly fullAgentAnswerUrl: string | null;
   readonly openAIResponseId: string | null;
@@ -106,7 +121,7 @@ export interface TurnCompletion {
 }
 
 /** DD-002C. */
-export interface TurnFailure {
+export interface TurnFailure extends TurnWork {
   readonly errors: readonly string[];
   readonly warnings?: readonly string[];
   readonly openAIResponseId?: string | null;
@@ -117,15 +132,17 @@ export interface TurnFailure {
   readonly usage?: TurnUsage | null;
 }
 
-export interface TurnCancellation {
+export interface TurnCancellation extends TurnWork {
   readonly reason: string;
+  /** Tokens spent before the stop: as reported, else estimated. */
+  readonly usage?: TurnUsage | null;
   /** Blob URL of the partial answer produced before the stop, if any. */
   readonly fullAgentAnswerUrl?: string | null;
   readonly agentAnswerSummary?: string | null;
 }
 
 /** A PENDING turn that now waits for the client to run these tools (AGN-033 continuation). */
-export interface TurnToolPause {
+export interface TurnToolPause extends TurnWork {
   readonly toolCalls: readonly ToolCall[];
   /** The provider response that asked for the calls; the continuation chains onto it. */
   readonly openAIResponseId: string;

@@ -1,3 +1,4 @@
+import { TOOL_CALL_STATUSES, type ToolCallEvent, type ToolCallStatus } from '../domain/tool-call-record';
 import { isTurnStatus, type TurnStatus } from '../domain/turn-status';
 import type { TurnStatusEvent } from './turn-events';
 import type { TurnOutputDelta } from './turn-output.port';
@@ -53,6 +54,7 @@ export function encodeOutputDelta(delta: TurnOutputDelta): string {
     turnId: delta.turnId,
     index: delta.index,
     textDelta: delta.textDelta,
+    ...(delta.toolCall ? { toolCall: delta.toolCall } : {}),
   });
 }
 
@@ -62,7 +64,36 @@ export function decodeOutputDelta(text: string): TurnOutputDelta | null {
   if (!isText(v.orgId) || !isText(v.sessionId) || !isText(v.turnId) || !isIndex(v.index) || typeof v.textDelta !== 'string') {
     return null;
   }
-  return { orgId: v.orgId, sessionId: v.sessionId, turnId: v.turnId, index: v.index, textDelta: v.textDelta };
+  const base = { orgId: v.orgId, sessionId: v.sessionId, turnId: v.turnId, index: v.index, textDelta: v.textDelta };
+  if (v.toolCall === undefined) return base;
+  const toolCall = decodeToolCall(v.toolCall);
+  return toolCall ? { ...base, toolCall } : null;
+}
+
+function decodeToolCall(value: unknown): ToolCallEvent | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const c = value as Record<string, unknown>;
+  if (
+    !isText(c.id) ||
+    typeof c.name !== 'string' ||
+    (c.origin !== 'SERVER' && c.origin !== 'CLIENT') ||
+    typeof c.argumentsJson !== 'string' ||
+    (c.resultSummary !== null && typeof c.resultSummary !== 'string') ||
+    (c.executionMs !== null && !isIndex(c.executionMs)) ||
+    typeof c.status !== 'string' ||
+    !TOOL_CALL_STATUSES.includes(c.status as ToolCallStatus)
+  ) {
+    return null;
+  }
+  return {
+    id: c.id,
+    name: c.name,
+    origin: c.origin,
+    argumentsJson: c.argumentsJson,
+    resultSummary: c.resultSummary as string | null,
+    executionMs: c.executionMs as number | null,
+    status: c.status as ToolCallStatus,
+  };
 }
 
 function parseObject(text: string): Record<string, unknown> | null {

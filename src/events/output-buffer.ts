@@ -44,9 +44,10 @@ export class OutputBuffer {
     // Re-inserting keeps the Map in least-recently-written order.
     this.entries.set(delta.turnId, entry);
     entry.deltas.push(delta);
-    entry.bytes += delta.textDelta.length;
+    const size = sizeOf(delta);
+    entry.bytes += size;
     entry.expiresAt = now + this.limits.streamingTtlMs;
-    this.totalChars += delta.textDelta.length;
+    this.totalChars += size;
     for (const [turnId, oldest] of this.entries) {
       if (this.totalChars <= this.limits.maxTotalChars || turnId === delta.turnId) break;
       this.drop(turnId, oldest);
@@ -75,4 +76,10 @@ export class OutputBuffer {
     this.entries.delete(turnId);
     this.totalChars -= entry.bytes;
   }
+}
+
+/** Characters an item holds: its text, or the recorded arguments and result of a tool call. */
+function sizeOf(delta: TurnOutputDelta): number {
+  const call = delta.toolCall;
+  return delta.textDelta.length + (call ? call.argumentsJson.length + (call.resultSummary?.length ?? 0) + call.name.length : 0);
 }

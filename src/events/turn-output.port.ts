@@ -1,3 +1,5 @@
+import type { ToolCallEvent } from '../domain/tool-call-record';
+
 /** Identifies one turn's output stream. */
 export interface TurnRef {
   readonly orgId: string;
@@ -5,10 +7,15 @@ export interface TurnRef {
   readonly turnId: string;
 }
 
-/** One piece of answer text as the LLM streams it; `index` is 0-based and gap-free per turn. */
+/**
+ * One item of a turn's output stream; `index` is 0-based and gap-free per turn. Either a piece
+ * of answer text as the LLM streams it, or (with `toolCall`, and empty text) a tool call as it
+ * starts or ends (spec 004 section 7).
+ */
 export interface TurnOutputDelta extends TurnRef {
   readonly index: number;
   readonly textDelta: string;
+  readonly toolCall?: ToolCallEvent;
 }
 
 /**

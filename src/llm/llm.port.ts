@@ -1,4 +1,5 @@
 import type { ToolDefinition } from '../domain/contexts';
+import type { ReportedUsage } from '../domain/pricing';
 import { DomainError } from '../domain/errors';
 import type { ToolCall } from '../domain/turn';
 
@@ -40,13 +41,14 @@ export interface LlmCallOptions {
 
 export interface LlmResponse {
   readonly responseId: string;
+  /** The model the provider says answered (OpenAI: the dated snapshot name). */
   readonly model: string;
   /** The whole answer text (empty when the model only called tools). */
   readonly text: string;
   /** Client tool calls, in the order the model made them. */
   readonly toolCalls: readonly ToolCall[];
   /** Token counts as the provider reported them; null when it did not. */
-  readonly usage: { readonly inputTokens: number; readonly outputTokens: number } | null;
+  readonly usage: ReportedUsage | null;
   /** The provider's final response object, stored as the raw response payload. */
   readonly raw: unknown;
 }
@@ -70,7 +72,13 @@ export class LlmError extends DomainError {
   constructor(
     readonly kind: LlmFailureKind,
     message: string,
-    readonly provider: { readonly responseId?: string | null; readonly raw?: unknown } = {},
+    readonly provider: {
+      readonly responseId?: string | null;
+      readonly raw?: unknown;
+      /** Tokens the provider reported for the failed response, when it did. */
+      readonly usage?: ReportedUsage | null;
+      readonly model?: string | null;
+    } = {},
   ) {
     super(kind === 'timeout' ? 'LLM_TIMEOUT' : 'LLM_FAILED', message);
     this.name = 'LlmError';

@@ -1,4 +1,5 @@
 import type { Response, ResponseStreamEvent } from 'openai/resources/responses/responses';
+import type { ReportedUsage } from '../domain/pricing';
 import type { ToolCall } from '../domain/turn';
 import { LlmError, type LlmResponse } from './llm.port';
 
@@ -40,12 +41,14 @@ export class ResponsesStreamCollector {
         throw new LlmError('failed', `the model provider failed the response: ${clip(event.response.error?.message ?? 'no reason given')}`, {
           responseId: event.response.id,
           raw: event.response,
+          usage: usageOf(event.response),
+          model: event.response.model,
         });
       case 'response.incomplete':
         throw new LlmError(
           'failed',
           `the model stopped before finishing its answer (${event.response.incomplete_details?.reason ?? 'no reason given'})`,
-          { responseId: event.response.id, raw: event.response },
+          { responseId: event.response.id, raw: event.response, usage: usageOf(event.response), model: event.response.model },
         );
       case 'error':
         throw new LlmError('failed', `the model provider reported an error while streaming: ${clip(event.message)}`, {
@@ -69,10 +72,22 @@ export class ResponsesStreamCollector {
       model: final.model,
       text: this.text || outputTextOf(final),
       toolCalls: this.calls.length > 0 ? this.calls : functionCallsOf(final),
-      usage: final.usage ? { inputTokens: final.usage.input_tokens, outputTokens: final.usage.output_tokens } : null,
+      usage: usageOf(final),
       raw: final,
     };
   }
+}
+
+/** Token counts as OpenAI reports them; cached input tokens are counted inside input tokens. */
+function usageOf(response: Response): ReportedUsage | null {
+  const usage = response.usage;
+  if (!usage) return null;
+  const cached = usage.input_tokens_details?.cached_tokens;
+  return {
+    inputTokens: usage.input_tokens,
+    outputTokens: usage.output_tokens,
+    cachedInputTokens: typeof cached === 'number' && cached > 0 ? cached : 0,
+  };
 }
 
 function outputTextOf(response: Response): string {

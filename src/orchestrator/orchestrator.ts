@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { TURN_BLOBS } from '../domain/blob-keys';
 import type { Caller } from '../domain/caller';
 import { conflict, forbidden, notFound } from '../domain/errors';
+import { answerClientCalls, takePendingOutputs } from '../domain/tool-calls';
 import { matchToolResults, toolOutputText } from '../domain/tool-results';
 import type { TurnRecord } from '../domain/turn';
 import type { TurnOutputSink } from '../events/turn-output.port';
@@ -12,6 +13,7 @@ import { InstructionPlanner, type PlannedInstruction, type PlannerDeps } from '.
 import { LeaseSweeper } from './lease-sweeper';
 import { llmRequestOf } from './packaging';
 import type { InstructionRequest, OrchestratorRequest, RerunRequest, StartedTurn, ToolResultsRequest } from './request';
+import { builtInToolLoop } from './server-tools/built-in';
 import { SessionFiles, TurnBlobs } from './turn-blobs';
 import { TurnRunner } from './turn-runner';
 
@@ -48,6 +50,7 @@ export class Orchestrator {
     });
     this.runner = new TurnRunner({
       ...deps,
+      toolLoop: builtInToolLoop({ ...deps, maxRounds: config.maxServerToolRounds }),
       inFlight: this.inFlight,
       pricing: config.modelPricing,
       toolResultTimeoutSeconds: config.toolResultTimeoutSeconds,
@@ -204,6 +207,9 @@ export class Orchestrator {
     });
     const model = turn.openAIModel ?? this.deps.config.defaultModel;
     const ttlMs = this.deps.config.chainTtlSeconds * 1000;
+    // Server outputs of the response that also asked the client go with the client's results.
+    const kept = takePendingOutputs(answerClientCalls(turn.toolCalls, results));
+    const answered = kept.records.filter((r) => r.origin === 'CLIENT' && results.some((x) => x.toolCallId === r.id));
     const outcome = this.runner.run({
       caller: req.caller,
       requestId,
@@ -214,11 +220,15 @@ export class Orchestrator {
       request: llmRequestOf(conversation ?? null, {
         model,
         previousResponseId: turn.openAIResponseId,
-        input: results.map((r) => ({ type: 'function_call_output', callId: r.toolCallId, output: toolOutputText(r) })),
+        input: [
+          ...kept.outputs.map((o) => ({ type: 'function_call_output' as const, callId: o.callId, output: o.output })),
+          ...results.map((r) => ({ type: 'function_call_output' as const, callId: r.toolCallId, output: toolOutputText(r) })),
+        ],
       }),
       continued: true,
       firstDeltaIndex,
       priorUsage: turn.usage,
+      earlier: { toolCalls: kept.records, files: turn.files, answered },
       chainExpiry: (receivedAt) => turn.openAIChainExpiresDate ?? new Date(receivedAt.getTime() + ttlMs),
     });
     return { accepted: { sessionId: req.sessionId, turnId: req.turnId, sequenceNumber: turn.sequenceNumber }, outcome };

@@ -8,4 +8,6 @@ export interface PipelineSettings {
   readonly toolResultTimeoutSeconds: number;
   readonly turnLeaseSeconds: number;
   readonly modelPricing: PricingTable;
+  /** MAX_SERVER_TOOL_ROUNDS: provider rounds per run whose server tool calls the gateway runs. */
+  readonly maxServerToolRounds: number;
 }

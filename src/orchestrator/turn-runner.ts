@@ -4,7 +4,10 @@ import { TURN_BLOBS } from '../domain/blob-keys';
 import type { Caller } from '../domain/caller';
 import { DomainError, isDomainError, isUnavailable, type ErrorCode } from '../domain/errors';
 import { finalResponse, toolContinuation, type ExecuteResponse } from '../domain/execute-response';
-import { addUsage, priceOf, usageOf, type PricingTable } from '../domain/pricing';
+import type { FileRef } from '../domain/file-ref';
+import type { PricingTable } from '../domain/pricing';
+import type { ToolCallRecord } from '../domain/tool-call-record';
+import { toolCallEvent } from '../domain/tool-calls';
 import type { TurnFailure } from '../domain/turn';
 import type { TurnUsage } from '../domain/usage';
 import type { TurnOutputSink, TurnRef } from '../events/turn-output.port';
@@ -13,7 +16,9 @@ import type { Logger } from '../logger.port';
 import type { TurnStore } from '../sessions/session-store.port';
 import type { InFlightTurn, InFlightTurns } from './in-flight';
 import type { PlannedChainRestart } from './instruction-planner';
+import type { ServerToolLoop } from './server-tools/tool-loop';
 import { TurnBlobs } from './turn-blobs';
+import { TurnTally } from './turn-tally';
 
 /** One provider round of a PENDING turn: everything the runner needs, already decided. */
 export interface TurnRun {
@@ -31,6 +36,12 @@ export interface TurnRun {
   readonly firstDeltaIndex: number;
   /** Usage of the turn's earlier rounds. */
   readonly priorUsage: TurnUsage | null;
+  /** Tool calls and files of the turn's earlier rounds; `answered` are client calls this round brings results for. */
+  readonly earlier?: {
+    readonly toolCalls: readonly ToolCallRecord[];
+    readonly files: readonly FileRef[];
+    readonly answered: readonly ToolCallRecord[];
+  };
   /** When this turn's provider chain stops being reliable, given when the response arrived. */
   readonly chainExpiry: (receivedAt: Date) => Date;
   /** Issue 10: the round again on a new, preloaded chain, if the provider lost this one (once; absent on a new chain). */
@@ -41,22 +52,13 @@ export interface TurnRunnerDeps {
   readonly sessions: TurnStore;
   readonly blobs: BlobStore;
   readonly llm: LanguageModel;
+  readonly toolLoop: ServerToolLoop;
   readonly output: TurnOutputSink;
   readonly inFlight: InFlightTurns;
   readonly pricing: PricingTable;
   readonly toolResultTimeoutSeconds: number;
   readonly logger: Logger;
   readonly now: () => Date;
-}
-
-interface Written {
-  requestUrl: string | null;
-  continued: boolean;
-}
-
-interface PayloadUrls {
-  readonly request: string;
-  readonly response: string;
 }
 
 /** Longest pause between two attempts to store a round's outcome while the store is away. */
@@ -75,19 +77,32 @@ export class TurnRunner {
   async run(run: TurnRun): Promise<ExecuteResponse> {
     const flight = this.deps.inFlight.register(run.caller.orgId, run.sessionId, run.turnId, run.firstDeltaIndex);
     const blobs = new TurnBlobs(this.deps.blobs, run.caller.orgId, run.sessionId, run.turnId);
-    // Where this round's payload logs stand; a chain restart makes the retry's entries follow the failed attempt's.
-    const written: Written = { requestUrl: null, continued: run.continued };
+    const earlier = { usage: run.priorUsage, toolCalls: run.earlier?.toolCalls ?? [], files: run.earlier?.files ?? [] };
+    const tally = new TurnTally(this.deps.pricing, run.model, earlier, run.firstDeltaIndex);
+    // The round as it stands: a chain restart replaces its request and chain expiry.
+    let round = run;
     try {
-      written.requestUrl = await blobs.appendRequest(this.deps.llm.payloadOf(run.request), run.continued);
-      const { result, round } = await this.respondRecovering(run, flight, blobs, written);
-      const log = { streamedDeltas: flight.deltas - run.firstDeltaIndex, response: result.raw };
-      const urls = { request: written.requestUrl, response: await blobs.appendResponse(log, round.continued) };
-      const usage = this.usageOf(round, result);
-      return result.toolCalls.length > 0
-        ? await this.pause(round, flight, result, usage, urls)
-        : await this.complete(round, flight, blobs, result, usage, urls);
+      const result = await this.deps.toolLoop.respond(
+        {
+          request: run.request,
+          continued: run.continued,
+          tool: { caller: run.caller, sessionId: run.sessionId, turnId: run.turnId },
+          answered: run.earlier?.answered ?? [],
+          onTextDelta: (text) => this.onDelta(run, flight, text),
+          onToolCall: (record) => this.onToolCall(run, flight, record),
+          recover: async (e) => {
+            const restarted = await this.restartChain(round, flight, blobs, tally, e);
+            if (restarted) round = restarted;
+            return restarted?.request ?? null;
+          },
+        },
+        flight,
+        blobs,
+        tally,
+      );
+      return result.toolCalls.length > 0 ? await this.pause(round, flight, result, tally) : await this.complete(round, flight, blobs, result, tally);
     } catch (e) {
-      throw await this.failed({ ...run, continued: written.continued }, flight, blobs, e, written.requestUrl);
+      throw await this.failed(round, flight, blobs, e, tally);
     } finally {
       if (!flight.settling) this.deps.inFlight.release(run.turnId);
       await this.answerLateCancel(run, flight);
@@ -98,28 +113,14 @@ export class TurnRunner {
   /**
    * Issue 10: when the provider no longer knows the previous response, the turn records its
    * new chain and retries once on it, preloaded from stored history; the failed attempt stays
-   * in the payload logs. Returns the round that answered.
+   * in the payload logs. Returns the round to retry, or null when this failure is final.
    */
-  private async respondRecovering(
-    run: TurnRun,
-    flight: InFlightTurn,
-    blobs: TurnBlobs,
-    written: Written,
-  ): Promise<{ result: LlmResponse; round: TurnRun }> {
-    const respond = (round: TurnRun) =>
-      this.deps.llm.respond(round.request, { signal: flight.controller.signal, onTextDelta: (text) => this.onDelta(round, flight, text) });
-    try {
-      return { result: await respond(run), round: run };
-    } catch (e) {
-      if (!(e instanceof LlmError && e.kind === 'chain_lost' && run.restartChain && flight.deltas === run.firstDeltaIndex)) throw e;
-      const restart = await run.restartChain();
-      await blobs.appendResponse({ streamedDeltas: 0, error: e.message }, run.continued);
-      await this.deps.sessions.restartTurnChain(run.caller, run.sessionId, run.turnId, { reason: 'LOST_BY_PROVIDER', ...restart });
-      const round: TurnRun = { ...run, request: restart.request, chainExpiry: restart.chainExpiry, restartChain: null, continued: true };
-      written.continued = true;
-      written.requestUrl = await blobs.appendRequest(this.deps.llm.payloadOf(round.request), true);
-      return { result: await respond(round), round };
-    }
+  private async restartChain(run: TurnRun, flight: InFlightTurn, blobs: TurnBlobs, tally: TurnTally, e: unknown): Promise<TurnRun | null> {
+    if (!(e instanceof LlmError && e.kind === 'chain_lost' && run.restartChain && flight.deltas === run.firstDeltaIndex)) return null;
+    const restart = await run.restartChain();
+    tally.responseUrl = await blobs.appendResponse({ streamedDeltas: tally.takeStreamed(flight.deltas), error: e.message }, run.continued);
+    await this.deps.sessions.restartTurnChain(run.caller, run.sessionId, run.turnId, { reason: 'LOST_BY_PROVIDER', ...restart });
+    return { ...run, request: restart.request, chainExpiry: restart.chainExpiry, restartChain: null, continued: true };
   }
 
   private onDelta(run: TurnRun, flight: InFlightTurn, text: string): void {
@@ -128,15 +129,20 @@ export class TurnRunner {
     this.deps.output.append({ ...this.refOf(run), index: flight.deltas++, textDelta: text });
   }
 
+  /** Spec 004 section 7, live: a tool call in the turn's output stream, between its text. */
+  private onToolCall(run: TurnRun, flight: InFlightTurn, record: ToolCallRecord): void {
+    this.deps.output.append({ ...this.refOf(run), index: flight.deltas++, textDelta: '', toolCall: toolCallEvent(record) });
+  }
+
   private async complete(
     run: TurnRun,
     flight: InFlightTurn,
     blobs: TurnBlobs,
     result: LlmResponse,
-    usage: TurnUsage,
-    urls: PayloadUrls,
+    tally: TurnTally,
   ): Promise<ExecuteResponse> {
     const answerUrl = await blobs.put(TURN_BLOBS.answer, result.text);
+    const { usage, ...work } = tally.work();
     const receivedAt = this.deps.now();
     const turn = await this.settle(run, flight, () => this.deps.sessions.completeTurn(run.caller, run.sessionId, run.turnId, {
       agentAnswerSummary: result.text,
@@ -144,17 +150,19 @@ export class TurnRunner {
       openAIResponseId: result.responseId,
       openAIResponseReceivedDate: receivedAt,
       openAIChainExpiresDate: run.chainExpiry(receivedAt),
-      openAIRequestPayloadUrl: urls.request,
-      openAIResponsePayloadUrl: urls.response,
+      openAIRequestPayloadUrl: tally.requestUrl,
+      openAIResponsePayloadUrl: tally.responseUrl,
+      warnings: tally.warnings,
       usage,
+      ...work,
     }));
     return finalResponse(
       { sessionId: run.sessionId, turnId: run.turnId, mode: run.mode },
-      { text: result.text, warnings: turn.warnings, usage },
+      { text: result.text, warnings: turn.warnings, usage, files: tally.files, toolResults: tally.serverResults },
     );
   }
 
-  private async pause(run: TurnRun, flight: InFlightTurn, result: LlmResponse, usage: TurnUsage, urls: PayloadUrls): Promise<ExecuteResponse> {
+  private async pause(run: TurnRun, flight: InFlightTurn, result: LlmResponse, tally: TurnTally): Promise<ExecuteResponse> {
     const declared = new Set(run.request.tools.map((t) => t.name));
     const unknown = result.toolCalls.find((c) => !declared.has(c.name));
     if (unknown) {
@@ -163,6 +171,7 @@ export class TurnRunner {
       });
     }
     const receivedAt = this.deps.now();
+    const { usage, ...work } = tally.work();
     await this.settle(run, flight, () =>
       this.deps.sessions.pauseForToolCalls(run.caller, run.sessionId, run.turnId, {
         toolCalls: result.toolCalls,
@@ -170,52 +179,59 @@ export class TurnRunner {
         openAIChainExpiresDate: run.chainExpiry(receivedAt),
         waitUntil: new Date(receivedAt.getTime() + this.deps.toolResultTimeoutSeconds * 1000),
         usage,
-        openAIRequestPayloadUrl: urls.request,
-        openAIResponsePayloadUrl: urls.response,
+        openAIRequestPayloadUrl: tally.requestUrl,
+        openAIResponsePayloadUrl: tally.responseUrl,
+        ...work,
       }),
     );
     return toolContinuation({ sessionId: run.sessionId, turnId: run.turnId, mode: run.mode }, result.toolCalls, result.text);
   }
 
   /** Settles the turn after anything went wrong and returns the error the caller receives. */
-  private async failed(run: TurnRun, flight: InFlightTurn, blobs: TurnBlobs, e: unknown, requestUrl: string | null): Promise<unknown> {
+  private async failed(run: TurnRun, flight: InFlightTurn, blobs: TurnBlobs, e: unknown, tally: TurnTally): Promise<unknown> {
     // The outcome is known and will be stored once the store is back (settle).
     if (flight.settling) return e;
-    if (flight.reason === 'cancel') return this.cancelled(run, flight, blobs);
-    if (flight.reason === 'lost' || (isDomainError(e) && e.code === 'CONFLICT')) return this.lost(run, flight, blobs);
+    // Spec 003: tokens spent on the round that did not finish count too.
+    const provider = e instanceof LlmError ? e.provider : {};
+    tally.roundAbandoned(flight.text, provider.usage ?? null, provider.model ?? null);
+    if (flight.reason === 'cancel') return this.cancelled(run, flight, blobs, tally);
+    if (flight.reason === 'lost' || (isDomainError(e) && e.code === 'CONFLICT')) return this.lost(run, flight, blobs, tally);
     if (flight.reason === 'shutdown') {
-      return this.fail(run, flight, 'SERVICE_UNAVAILABLE', 'interrupted: the gateway shut down before the model finished answering');
+      return this.fail(run, flight, tally, 'SERVICE_UNAVAILABLE', 'interrupted: the gateway shut down before the model finished answering');
     }
     if (e instanceof LlmError) {
       // DD-002C: the failed turn keeps the raw payloads, the error included.
+      const logged = run.continued || tally.responseUrl !== null;
       const responseUrl = await blobs
-        .appendResponse({ streamedDeltas: flight.deltas - run.firstDeltaIndex, error: e.message }, run.continued)
+        .appendResponse({ streamedDeltas: tally.takeStreamed(flight.deltas), error: e.message }, logged)
         .catch(() => null);
       // Only a tool continuation gets here with a lost chain (an instruction retries on a new one): the next instruction recovers.
       const message = e.kind === 'chain_lost' ? `${e.message}; send the instruction again to continue in a new conversation` : e.message;
-      return this.fail(run, flight, e.code, message, {
+      return this.fail(run, flight, tally, e.code, message, {
         openAIResponseId: e.provider.responseId ?? null,
-        openAIRequestPayloadUrl: requestUrl,
+        openAIRequestPayloadUrl: tally.requestUrl,
         openAIResponsePayloadUrl: responseUrl,
       });
     }
     if (isUnavailable(e, 'blob store')) {
-      return this.fail(run, flight, 'SERVICE_UNAVAILABLE', 'the blob store is unavailable, so the turn could not be stored');
+      return this.fail(run, flight, tally, 'SERVICE_UNAVAILABLE', 'the blob store is unavailable, so the turn could not be stored');
     }
     this.deps.logger.error({ err: e, sessionId: run.sessionId, turnId: run.turnId, requestId: run.requestId }, 'turn failed unexpectedly');
-    await this.fail(run, flight, 'LLM_FAILED', 'the gateway failed while running this turn');
+    await this.fail(run, flight, tally, 'LLM_FAILED', 'the gateway failed while running this turn');
     return e;
   }
 
   private async fail(
     run: TurnRun,
     flight: InFlightTurn,
+    tally: TurnTally,
     code: ErrorCode,
     message: string,
     payloads: Omit<TurnFailure, 'errors'> = {},
   ): Promise<DomainError> {
+    const failure: TurnFailure = { ...tally.work(), warnings: tally.warnings, ...payloads, errors: [message] };
     try {
-      await this.settle(run, flight, () => this.deps.sessions.failTurn(run.caller, run.sessionId, run.turnId, { ...payloads, errors: [message] }));
+      await this.settle(run, flight, () => this.deps.sessions.failTurn(run.caller, run.sessionId, run.turnId, failure));
     } catch (e) {
       if (!flight.settling) this.deps.logger.warn({ err: e, turnId: run.turnId }, 'could not record the turn failure; its lease will expire');
     }
@@ -264,12 +280,13 @@ export class TurnRunner {
   }
 
   /** cancelTurn on this instance: keep the partial answer, then let the store cancel the turn. */
-  private async cancelled(run: TurnRun, flight: InFlightTurn, blobs: TurnBlobs): Promise<DomainError> {
+  private async cancelled(run: TurnRun, flight: InFlightTurn, blobs: TurnBlobs, tally: TurnTally): Promise<DomainError> {
     const caller = flight.cancelledBy ?? run.caller;
     try {
       const partial = flight.text;
       const url = partial.length > 0 ? await blobs.put(TURN_BLOBS.answer, partial) : null;
       const turn = await this.deps.sessions.cancelTurn(caller, run.sessionId, run.turnId, {
+        ...tally.work(),
         reason: `Cancelled by ${caller.userName}.`,
         fullAgentAnswerUrl: url,
         agentAnswerSummary: partial.length > 0 ? partial : null,
@@ -282,14 +299,14 @@ export class TurnRunner {
   }
 
   /** The turn left this instance's hands (cancelled elsewhere, or swept): report what happened. */
-  private async lost(run: TurnRun, flight: InFlightTurn, blobs: TurnBlobs): Promise<DomainError> {
+  private async lost(run: TurnRun, flight: InFlightTurn, blobs: TurnBlobs, tally: TurnTally): Promise<DomainError> {
     const turn = await this.deps.sessions.getTurn(run.caller, run.sessionId, run.turnId).catch(() => null);
     if (turn?.status === 'CANCELLED') {
       // Cancelled from another instance: the partial answer is kept, and the turn gets its URL.
       if (flight.text.length > 0) await this.keepPartialAnswer(run, blobs, flight.text);
       return new DomainError('CANCELLED', 'the turn was cancelled', this.idsOf(run));
     }
-    if (turn?.status === 'PENDING') return this.fail(run, flight, 'LLM_FAILED', 'interrupted: the turn lost its lease');
+    if (turn?.status === 'PENDING') return this.fail(run, flight, tally, 'LLM_FAILED', 'interrupted: the turn lost its lease');
     const why = turn?.errors.join('; ') || `the turn is ${turn?.status.toLowerCase() ?? 'gone'}`;
     return new DomainError('CONFLICT', why, this.idsOf(run));
   }
@@ -312,14 +329,6 @@ export class TurnRunner {
     } catch (e) {
       flight.settleCancel(e instanceof Error ? e : new Error(String(e)));
     }
-  }
-
-  private usageOf(run: TurnRun, result: LlmResponse): TurnUsage {
-    const sent = [run.request.instructions ?? '', ...run.request.input.map((i) => (i.type === 'message' ? i.text : i.output))];
-    const received = [result.text, ...result.toolCalls.map((c) => c.argumentsJson)];
-    const text = (parts: string[]) => parts.filter((p) => p.length > 0).join('\n');
-    const fresh = usageOf(result.usage, { inputText: text(sent), outputText: text(received) }, priceOf(this.deps.pricing, run.model));
-    return addUsage(run.priorUsage, fresh);
   }
 
   private refOf(run: TurnRun): TurnRef {

@@ -1,7 +1,9 @@
 import { EntitySchema } from 'typeorm';
 import type { ChainRestartReason } from '../domain/chain-restart';
+import type { FileRef } from '../domain/file-ref';
 import type { TurnRequestMetadata } from '../domain/request-metadata';
 import { NO_REQUEST_METADATA } from '../domain/request-metadata';
+import type { ToolCallRecord } from '../domain/tool-call-record';
 import type { ActiveFileRef, ChunkRef, ToolCall } from '../domain/turn';
 import type { TurnStatus } from '../domain/turn-status';
 import { bigintNumber, jsonColumn } from '../persistence/columns';
@@ -37,6 +39,7 @@ export interface SessionRow {
   lastTurnDate: Date | null;
   inputTokens: number;
   outputTokens: number;
+  cachedInputTokens: number;
   estimatedCostUsd: number | null;
   usageEstimated: boolean;
 }
@@ -67,10 +70,14 @@ export interface TurnRow {
   chunkRefs: ChunkRef[];
   activeFileRefs: ActiveFileRef[];
   pendingToolCalls: ToolCall[];
+  toolCalls: ToolCallRecord[];
+  files: FileRef[];
+  answeredByModel: string | null;
   warnings: string[];
   errors: string[];
   inputTokens: number | null;
   outputTokens: number | null;
+  cachedInputTokens: number | null;
   usageEstimated: boolean;
   estimatedCostUsd: number | null;
   /** Instance that runs the turn and until when it promises to (spec: nothing lost on faults). */
@@ -129,6 +136,7 @@ export function sessionEntities(dialect: Dialect) {
       lastTurnDate: date('last_turn_date', true),
       inputTokens: { type: 'bigint', name: 'input_tokens', default: 0, transformer: bigintNumber },
       outputTokens: { type: 'bigint', name: 'output_tokens', default: 0, transformer: bigintNumber },
+      cachedInputTokens: { type: 'bigint', name: 'cached_input_tokens', default: 0, transformer: bigintNumber },
       estimatedCostUsd: { type: t.double, name: 'estimated_cost_usd', nullable: true },
       usageEstimated: { type: 'boolean', name: 'usage_estimated', default: false },
     },
@@ -169,10 +177,15 @@ export function sessionEntities(dialect: Dialect) {
       chunkRefs: json<ChunkRef[]>('chunk_refs', []),
       activeFileRefs: json<ActiveFileRef[]>('active_file_refs', []),
       pendingToolCalls: json<ToolCall[]>('pending_tool_calls', []),
+      // Added to existing tables (issue 10): rows from before read back as empty lists.
+      toolCalls: { ...json<ToolCallRecord[]>('tool_call_records', []), nullable: true },
+      files: { ...json<FileRef[]>('output_files', []), nullable: true },
+      answeredByModel: { ...varchar(100, true), name: 'answered_by_model' },
       warnings: json<string[]>('warnings', []),
       errors: json<string[]>('errors', []),
       inputTokens: { type: 'int', name: 'input_tokens', nullable: true },
       outputTokens: { type: 'int', name: 'output_tokens', nullable: true },
+      cachedInputTokens: { type: 'int', name: 'cached_input_tokens', nullable: true },
       usageEstimated: { type: 'boolean', name: 'usage_estimated', default: false },
       estimatedCostUsd: { type: t.double, name: 'estimated_cost_usd', nullable: true },
       leaseOwner: { ...varchar(64, true), name: 'lease_owner' },

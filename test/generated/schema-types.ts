@@ -238,11 +238,15 @@ export type AgentSessionTurn = {
   __typename?: 'AgentSessionTurn';
   activeFileRefs: Array<AgentSessionActiveFileRef>;
   agentAnswerSummary?: Maybe<Scalars['String']['output']>;
+  /** The model the provider says answered (a dated snapshot name), next to the requested openAIModel. */
+  answeredByModel?: Maybe<Scalars['String']['output']>;
   chunkRefs: Array<AgentSessionChunkRef>;
   conversationId?: Maybe<Scalars['String']['output']>;
   createdByUser: EntityHeader;
   creationDate: Scalars['DateTimeISO']['output'];
   errors: Array<Scalars['String']['output']>;
+  /** Files the turn's server tools wrote (write_file); the same FileRefs as the final response's files. */
+  files: Array<FileRef>;
   fullAgentAnswerUrl?: Maybe<Scalars['String']['output']>;
   fullInstructionUrl?: Maybe<Scalars['String']['output']>;
   id: Scalars['ID']['output'];
@@ -268,6 +272,8 @@ export type AgentSessionTurn = {
   skippedSnippets: Array<AgentSessionSkippedSnippet>;
   status: AgentSessionTurnStatus;
   statusTimeStamp: Scalars['DateTimeISO']['output'];
+  /** Every tool call of the turn, server or client, in the order the model made them; kept after the turn ends. */
+  toolCalls: Array<ToolCallRecord>;
   usage?: Maybe<TurnUsage>;
   warnings: Array<Scalars['String']['output']>;
 };
@@ -546,6 +552,36 @@ export type ToolCall = {
   toolCallId: Scalars['ID']['output'];
 };
 
+export type ToolCallOrigin =
+  /** A conversation tool the client ran (AGN-033 continuation). */
+  | 'CLIENT'
+  /** A built-in tool the gateway ran itself (write_file, search_code). */
+  | 'SERVER';
+
+/** One tool call of a turn and its result (spec 004 section 7 audit trail). */
+export type ToolCallRecord = {
+  __typename?: 'ToolCallRecord';
+  /** The arguments the model sent, at most 4,096 characters (all of them are in the raw response payload). */
+  argumentsJson: Scalars['String']['output'];
+  /** Measured by the gateway for server tools, reported by the client for client tools. */
+  executionMs?: Maybe<Scalars['Int']['output']>;
+  id: Scalars['ID']['output'];
+  name: Scalars['String']['output'];
+  origin: ToolCallOrigin;
+  /** The result or error the model received, at most 1,024 characters; null until there is one. */
+  resultSummary?: Maybe<Scalars['String']['output']>;
+  status: ToolCallStatus;
+};
+
+export type ToolCallStatus =
+  /** The turn ended before the call had a result. */
+  | 'ABANDONED'
+  | 'COMPLETED'
+  /** The tool ran and reported an error (bad arguments included); the model received the error. */
+  | 'FAILED'
+  | 'RUNNING'
+  | 'WAITING_FOR_CLIENT';
+
 export type ToolDefinition = {
   __typename?: 'ToolDefinition';
   description?: Maybe<Scalars['String']['output']>;
@@ -580,7 +616,10 @@ export type TurnOutputDelta = {
   /** 0-based, gap-free per turn, so a client can detect loss. */
   index: Scalars['Int']['output'];
   sessionId: Scalars['ID']['output'];
+  /** A piece of answer text; empty on a tool call item. */
   textDelta: Scalars['String']['output'];
+  /** Set on tool call items: a tool call as it starts (RUNNING, WAITING_FOR_CLIENT) and as it ends (spec 004 section 7). */
+  toolCall?: Maybe<ToolCallRecord>;
   turnId: Scalars['ID']['output'];
 };
 
@@ -602,6 +641,8 @@ export type TurnStatusChangedEvent = {
 
 export type TurnUsage = {
   __typename?: 'TurnUsage';
+  /** Input tokens the provider served from its prompt cache (part of inputTokens), priced at the cached rate. */
+  cachedInputTokens: Scalars['Int']['output'];
   estimatedCostUsd?: Maybe<Scalars['Float']['output']>;
   inputTokens: Scalars['Int']['output'];
   /** True when the provider reported no token counts (for a session: for some turn) and they were estimated as ceil(characters / 4). */

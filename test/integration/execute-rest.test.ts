@@ -20,7 +20,7 @@ describeWithMysql('POST /api/ai/agent/execute on MariaDB', () => {
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(['kind', 'modeDisplayName', 'primaryOutputText', 'sessionId', 'turnId', 'usage']);
     expect(res.body).toMatchObject({ kind: 'final', modeDisplayName: 'Ask', primaryOutputText: 'The answer.' });
-    expect(res.body.usage).toEqual({ inputTokens: 10, outputTokens: 3, totalTokens: 13, estimatedCostUsd: 0.000009, isEstimated: false });
+    expect(res.body.usage).toEqual({ inputTokens: 10, outputTokens: 3, totalTokens: 13, cachedInputTokens: 0, estimatedCostUsd: 0.000009, isEstimated: false });
     const turn = await h.turn(alice, res.body.sessionId as string, res.body.turnId as string);
     expect(turn.status).toBe('COMPLETED');
 

@@ -46,9 +46,12 @@ describeWithMysql('client tool continuations on MariaDB', () => {
     const turn = await h.turn(alice, answer.sessionId, answer.turnId);
     expect(turn.status).toBe('PENDING');
     expect(turn.pendingToolCalls).toEqual(answer.toolCalls?.map(({ toolCallId, name, argumentsJson }) => ({ toolCallId, name, argumentsJson })));
-    expect(h.fake.requests[0]?.body.tools).toEqual([
+    // The conversation's client tool, then the gateway's own server tools.
+    const tools = h.fake.requests[0]?.body.tools as { name: string }[];
+    expect(tools[0]).toEqual(
       { type: 'function', name: 'read_file', description: 'Reads a file of the workspace', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] }, strict: false },
-    ]);
+    );
+    expect(tools.map((t) => t.name)).toEqual(['read_file', 'write_file', 'search_code']);
     expect(h.output.of(answer.turnId).ends).toBe(1);
   });
 
@@ -66,7 +69,7 @@ describeWithMysql('client tool continuations on MariaDB', () => {
       { type: 'function_call_output', call_id: answer.toolCalls![1]!.toolCallId, output: '{"error":"file not found"}' },
     ]);
     expect(body.instructions).toBe('You are a careful refactoring assistant.');
-    expect(body.tools).toHaveLength(1);
+    expect((body.tools as { name: string }[]).map((t) => t.name)).toEqual(['read_file', 'write_file', 'search_code']);
     const done = await h.turn(alice, answer.sessionId, answer.turnId);
     expect(done).toMatchObject({ status: 'COMPLETED', sequenceNumber: 1, pendingToolCalls: [], agentAnswerSummary: 'a.ts says A; b.ts is missing.' });
     expect(done.usage).toMatchObject({ inputTokens: 800, outputTokens: 60, isEstimated: false });

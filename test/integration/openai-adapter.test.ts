@@ -53,7 +53,7 @@ describe('OpenAI Responses adapter against a local Responses API', () => {
     expect(deltas).toEqual(['Retries ', 'honour ', 'retry-after.']);
     expect(response.text).toBe('Retries honour retry-after.');
     expect(response.responseId).toMatch(/^resp_/);
-    expect(response.usage).toEqual({ inputTokens: 42, outputTokens: 7 });
+    expect(response.usage).toEqual({ inputTokens: 42, outputTokens: 7, cachedInputTokens: 0 });
     expect(response.toolCalls).toEqual([]);
     const body = fake.requests[0]?.body;
     expect(body).toMatchObject({

@@ -12,17 +12,27 @@ import type { AddressInfo, Socket } from 'node:net';
 export interface FakeUsage {
   readonly input: number;
   readonly output: number;
+  /** Of `input`, tokens served from the prompt cache (usage.input_tokens_details.cached_tokens). */
+  readonly cached?: number;
 }
 
 export type FakeReply =
   /** An answer, streamed in these pieces. `usage: null` leaves usage out of the response. */
-  | { readonly kind: 'text'; readonly chunks: readonly string[]; readonly usage?: FakeUsage | null; readonly delayMs?: number }
-  /** The model calls client tools (optionally after some text). */
+  | {
+      readonly kind: 'text';
+      readonly chunks: readonly string[];
+      readonly usage?: FakeUsage | null;
+      readonly delayMs?: number;
+      /** The model the response says answered; default: the requested one, dated as OpenAI does (`setDatedModels`). */
+      readonly model?: string;
+    }
+  /** The model calls tools, client or server (optionally after some text): function_call output items. */
   | {
       readonly kind: 'tool_calls';
       readonly calls: readonly { readonly name: string; readonly arguments: string }[];
       readonly text?: string;
       readonly usage?: FakeUsage | null;
+      readonly model?: string;
     }
   | { readonly kind: 'http_error'; readonly status: number; readonly headers?: Readonly<Record<string, string>>; readonly message?: string; readonly code?: string }
   /** Accepts the request and never answers. */
@@ -31,8 +41,8 @@ export type FakeReply =
   | { readonly kind: 'stall'; readonly chunks: readonly string[] }
   /** Streams these pieces, then an `error` event. */
   | { readonly kind: 'stream_error'; readonly chunks: readonly string[]; readonly message: string }
-  /** A `response.failed` event. */
-  | { readonly kind: 'failed'; readonly message: string };
+  /** A `response.failed` event, with the usage the provider reports for it when given. */
+  | { readonly kind: 'failed'; readonly message: string; readonly usage?: FakeUsage; readonly model?: string };
 
 export interface RecordedRequest {
   readonly body: Record<string, unknown>;
@@ -58,6 +68,8 @@ export interface FakeOpenAI {
   enqueue(...replies: FakeReply[]): void;
   /** Replaces the default reply (initially: a short answer quoting the instruction). */
   setDefault(reply: (body: Record<string, unknown>) => FakeReply): void;
+  /** Answers name a dated snapshot of the requested model (`gpt-4.1-mini` -> `gpt-4.1-mini-2025-04-14`), as OpenAI's do. */
+  setDatedModels(dated: boolean): void;
   /** Forgets a stored response, as the provider does when its state expires early. */
   forget(responseId: string): void;
   /** Waits until `n` requests have arrived. */
@@ -76,6 +88,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   const sockets = new Set<Socket>();
   const waiters: { n: number; resolve: () => void }[] = [];
   let open = 0;
+  let dated = false;
   let fallback = (body: Record<string, unknown>): FakeReply => ({
     kind: 'text',
     chunks: ['Answer to: ', lastUserText(body).slice(0, 40), ' — done.'],
@@ -136,7 +149,9 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     const stream = body.stream === true;
     const script = scriptOf(reply, body);
     const callIds = script.items.flatMap((i) => (i.type === 'function_call' ? [i.call_id] : []));
-    const response = responseObject(id, body, script.items, script.usage, 'completed');
+    const given = 'model' in reply ? reply.model : undefined;
+    const model = given ?? (dated ? `${String(body.model)}-2025-04-14` : body.model);
+    const response = { ...responseObject(id, body, script.items, script.usage, 'completed'), model };
     if (!stream) {
       if (reply.kind !== 'text' && reply.kind !== 'tool_calls') return sendError(res, 500, 'The server had an error.');
       stored.set(id, { callIds });
@@ -163,7 +178,8 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       return;
     }
     if (reply.kind === 'failed') {
-      emit({ type: 'response.failed', response: { ...responseObject(id, body, [], null, 'failed'), error: { code: 'server_error', message: reply.message } } });
+      const failed = { ...responseObject(id, body, [], null, 'failed'), model, usage: reply.usage ? usageObject(reply.usage) : null };
+      emit({ type: 'response.failed', response: { ...failed, error: { code: 'server_error', message: reply.message } } });
       res.end();
       return;
     }
@@ -181,6 +197,9 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     enqueue: (...replies) => void queue.push(...replies),
     setDefault: (reply) => {
       fallback = reply;
+    },
+    setDatedModels: (value) => {
+      dated = value;
     },
     forget: (responseId) => void stored.delete(responseId),
     waitForRequests: (n, timeoutMs = 10_000) =>
@@ -239,17 +258,18 @@ function scriptOf(reply: Exclude<FakeReply, { kind: 'http_error' | 'hang' }>, bo
   const given = reply.kind === 'text' || reply.kind === 'tool_calls' ? reply.usage : undefined;
   const input = given?.input ?? Math.ceil(JSON.stringify(body.input ?? '').length / 4) + 12;
   const output = given?.output ?? Math.max(1, Math.ceil((text.length + JSON.stringify(items).length / 8) / 4));
-  const usage =
-    given === null
-      ? null
-      : {
-          input_tokens: input,
-          input_tokens_details: { cached_tokens: 0 },
-          output_tokens: output,
-          output_tokens_details: { reasoning_tokens: 0 },
-          total_tokens: input + output,
-        };
+  const usage = given === null ? null : usageObject({ input, output, cached: given?.cached ?? 0 });
   return { items, pieces, delayMs: reply.kind === 'text' ? (reply.delayMs ?? 0) : 0, usage };
+}
+
+function usageObject(usage: FakeUsage): Record<string, unknown> {
+  return {
+    input_tokens: usage.input,
+    input_tokens_details: { cached_tokens: usage.cached ?? 0 },
+    output_tokens: usage.output,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: usage.input + usage.output,
+  };
 }
 
 async function streamItem(

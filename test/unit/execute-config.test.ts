@@ -11,8 +11,9 @@ describe('execute configuration', () => {
       toolResultTimeoutSeconds: 1800,
       turnLeaseSeconds: 120,
       llmMaxRetries: 2,
+      maxServerToolRounds: 8,
     });
-    expect(c.execute.modelPricing['gpt-4.1-mini']).toEqual({ inputPer1K: 0.0004, outputPer1K: 0.0016 });
+    expect(c.execute.modelPricing['gpt-4.1-mini']).toEqual({ inputPer1K: 0.0004, cachedInputPer1K: 0.0001, outputPer1K: 0.0016 });
   });
 
   it('reads the provider, S3 and pricing settings', () => {

@@ -215,12 +215,12 @@ describe('AGN-033 response buckets', () => {
 describe('usage and cost (spec 003)', () => {
   it('uses provider counts when given and prices them per 1K tokens', () => {
     const usage = usageOf({ inputTokens: 2000, outputTokens: 500 }, { inputText: '', outputText: '' }, { inputPer1K: 0.5, outputPer1K: 2 });
-    expect(usage).toEqual({ inputTokens: 2000, outputTokens: 500, totalTokens: 2500, estimatedCostUsd: 2, isEstimated: false });
+    expect(usage).toEqual({ inputTokens: 2000, outputTokens: 500, totalTokens: 2500, cachedInputTokens: 0, estimatedCostUsd: 2, isEstimated: false });
   });
 
   it('estimates ceil(chars/4) when the provider reports nothing, and flags it', () => {
     const usage = usageOf(null, { inputText: 'x'.repeat(9), outputText: 'y'.repeat(4) }, undefined);
-    expect(usage).toEqual({ inputTokens: 3, outputTokens: 1, totalTokens: 4, estimatedCostUsd: null, isEstimated: true });
+    expect(usage).toEqual({ inputTokens: 3, outputTokens: 1, totalTokens: 4, cachedInputTokens: 0, estimatedCostUsd: null, isEstimated: true });
   });
 
   it('reads MODEL_PRICING over the defaults and prices dated snapshots by prefix', () => {
@@ -236,7 +236,7 @@ describe('usage and cost (spec 003)', () => {
   it('sums the provider calls of one turn', () => {
     const a = usageOf({ inputTokens: 10, outputTokens: 2 }, { inputText: '', outputText: '' }, { inputPer1K: 1, outputPer1K: 1 });
     const b = usageOf(null, { inputText: 'abcd', outputText: 'abcd' }, { inputPer1K: 1, outputPer1K: 1 });
-    expect(addUsage(a, b)).toEqual({ inputTokens: 11, outputTokens: 3, totalTokens: 14, estimatedCostUsd: 0.014, isEstimated: true });
+    expect(addUsage(a, b)).toEqual({ inputTokens: 11, outputTokens: 3, totalTokens: 14, cachedInputTokens: 0, estimatedCostUsd: 0.014, isEstimated: true });
   });
 });
 

@@ -7,6 +7,7 @@ import { Orchestrator } from '../../src/orchestrator/orchestrator';
 import type { InstructionRequest } from '../../src/orchestrator/request';
 import { RequestHandler, type ExecuteInputFields } from '../../src/orchestrator/request-handler';
 import { DEFAULT_MODEL_PRICING } from '../../src/domain/pricing';
+import type { RetrievalRequest, RetrievedChunk, Retriever } from '../../src/retrieval/retrieval.port';
 import {
   FixedRetriever,
   InMemoryBlobStore,
@@ -34,7 +35,7 @@ class TestBudget implements ExecuteBudget {
 }
 
 /** The turn pipeline on in-memory ports: no database, no network. */
-function pipeline() {
+function pipeline(retriever: Retriever = new FixedRetriever()) {
   const store = new InMemoryTurnStore();
   const blobs = new InMemoryBlobStore();
   const model = new ScriptedModel();
@@ -49,12 +50,12 @@ function pipeline() {
     sessions: store,
     leases: store,
     contexts,
-    retriever: new FixedRetriever(),
+    retriever,
     blobs,
     llm: model,
     output,
     idempotencyKeys: new InMemoryIdempotencyKeys(),
-    config: { defaultModel: 'gpt-4.1-mini', chainTtlSeconds: 3600, toolResultTimeoutSeconds: 60, turnLeaseSeconds: 120, modelPricing: DEFAULT_MODEL_PRICING },
+    config: { defaultModel: 'gpt-4.1-mini', chainTtlSeconds: 3600, toolResultTimeoutSeconds: 60, turnLeaseSeconds: 120, modelPricing: DEFAULT_MODEL_PRICING, maxServerToolRounds: 8 },
     retrievalLimit: 8,
     logger,
     now: () => new Date(),
@@ -160,8 +161,8 @@ describe('the turn pipeline on its ports', () => {
     expect(p.onlyTurn()).toMatchObject({ id: turnId, status: 'COMPLETED', pendingToolCalls: [] });
     // Both rounds carry the conversation context; the second chains onto the first response.
     expect(p.model.requests.map((r) => [r.instructions, r.temperature, r.tools.map((t) => t.name), r.previousResponseId])).toEqual([
-      ['Be careful.', 0.3, ['read_file'], null],
-      ['Be careful.', 0.3, ['read_file'], 'resp_1'],
+      ['Be careful.', 0.3, ['read_file', 'write_file', 'search_code'], null],
+      ['Be careful.', 0.3, ['read_file', 'write_file', 'search_code'], 'resp_1'],
     ]);
     expect(p.model.requests[1]?.input).toEqual([{ type: 'function_call_output', callId: 'call_1', output: '{"text":"export {}"}' }]);
 
@@ -241,5 +242,31 @@ describe('the turn pipeline on its ports', () => {
     await p.orchestrator.cancel(alice, sessionId, second.accepted.turnId);
     await expect(second.outcome).rejects.toMatchObject({ code: 'CANCELLED' });
     expect(p.store.sessions.size).toBe(1);
+  });
+
+  it('sends no further provider round when the turn is cancelled while a server tool runs, and keeps what it spent and did', async () => {
+    let cancelling: Promise<unknown> | null = null;
+    const slow: Retriever = {
+      async retrieve(request: RetrievalRequest): Promise<RetrievedChunk[]> {
+        if (request.query !== 'slow') return [];
+        const turn = p.onlyTurn();
+        cancelling = p.orchestrator.cancel(alice, turn.sessionId, turn.id);
+        // The in-memory store answers in microtasks: after one macrotask the call is aborted.
+        await new Promise((r) => setTimeout(r, 0));
+        return [];
+      },
+    };
+    const p = pipeline(slow);
+    p.model.enqueue({ kind: 'tool_calls', calls: [{ toolCallId: 'call_1', name: 'search_code', argumentsJson: '{"query":"slow"}' }] });
+    const started = await p.orchestrator.start(p.instruction({ conversationContextId: 'cc-1' }));
+    await expect(started.outcome).rejects.toMatchObject({ code: 'CANCELLED' });
+    await cancelling;
+    expect(p.model.requests).toHaveLength(1);
+    const turn = p.onlyTurn();
+    expect(turn.status).toBe('CANCELLED');
+    expect(turn.toolCalls.map((c) => [c.name, c.origin, c.status])).toEqual([['search_code', 'SERVER', 'COMPLETED']]);
+    // The scripted model reports no usage: the one round is estimated, not dropped.
+    expect(turn.usage).toMatchObject({ isEstimated: true });
+    expect(turn.usage!.inputTokens).toBeGreaterThan(0);
   });
 });

@@ -30,6 +30,7 @@ const usage = (inputTokens: number, outputTokens: number, estimatedCostUsd: numb
   inputTokens,
   outputTokens,
   totalTokens: inputTokens + outputTokens,
+  cachedInputTokens: 0,
   estimatedCostUsd,
   isEstimated,
 });
@@ -189,7 +190,7 @@ describe('chain restarts and partial answers (issue 10)', () => {
 
 describe('usage roll-up onto the session (spec 003)', () => {
   it('reads a turn without usage as zero tokens and no cost', () => {
-    expect(turnUsageDelta(pending())).toEqual({ inputTokens: 0, outputTokens: 0, estimatedCostUsd: null });
+    expect(turnUsageDelta(pending())).toEqual({ inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, estimatedCostUsd: null });
     expect(withUsage(pending(), null).usage).toBeNull();
   });
 

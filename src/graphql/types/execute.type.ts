@@ -1,21 +1,11 @@
 import { createUnionType, Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { ExecuteResponse } from '../../domain/execute-response';
+import { FileRef } from './file-ref.type';
 import { ToolCall, TurnUsage } from './turn.type';
 
 /** GraphQL names -> the domain's AGN-033 kind values (the REST answer uses the latter). */
 export const AgentExecuteKind = { FINAL: 'final', CLIENT_TOOL_CONTINUATION: 'client_tool_continuation' } as const;
 registerEnumType(AgentExecuteKind, { name: 'AgentExecuteKind' });
-
-@ObjectType({ simpleResolvers: true })
-export class FileRef {
-  @Field(() => String) name!: string;
-  @Field(() => String) mimeType!: string;
-  @Field(() => String) url!: string;
-  @Field(() => Int) sizeBytes!: number;
-  @Field(() => String) contentHash!: string;
-  @Field(() => String, { nullable: true }) description!: string | null;
-  @Field(() => Date, { nullable: true }) contentExpires!: Date | null;
-}
 
 /** AGN-033 5.2. resultJson / errorMessage are resolved from the domain's outcome union. */
 @ObjectType()

@@ -2,6 +2,7 @@ import { Field, ID, Int, ObjectType } from 'type-graphql';
 import type { TurnStatus } from '../../domain/turn-status';
 import { EntityHeader } from './common.type';
 import { AgentSessionTurnStatus } from './enums';
+import { ToolCallRecord } from './turn.type';
 
 @ObjectType({ simpleResolvers: true })
 export class TurnStatusChangedEvent {
@@ -21,5 +22,10 @@ export class TurnOutputDelta {
   @Field(() => ID) sessionId!: string;
   @Field(() => ID) turnId!: string;
   @Field(() => Int, { description: '0-based, gap-free per turn, so a client can detect loss.' }) index!: number;
-  @Field(() => String) textDelta!: string;
+  @Field(() => String, { description: 'A piece of answer text; empty on a tool call item.' }) textDelta!: string;
+  @Field(() => ToolCallRecord, {
+    nullable: true,
+    description: 'Set on tool call items: a tool call as it starts (RUNNING, WAITING_FOR_CLIENT) and as it ends (spec 004 section 7).',
+  })
+  toolCall?: ToolCallRecord | null;
 }

@@ -4,6 +4,7 @@ import { TurnProvenance1764200000000 } from './1764200000000-turn-provenance';
 import { EventRetention1764300000000 } from './1764300000000-event-retention';
 import { ExactIds1764400000000 } from './1764400000000-exact-ids';
 import { FidChainTurnRequestMetadata1764500000000 } from './1764500000000-fid-chain-turn-request-metadata';
+import { ServerToolsAudit1764650000000 } from './1764650000000-server-tools-audit';
 
 /** Every migration, oldest first. New ones are appended, never edited. */
 export const migrations = [
@@ -13,4 +14,5 @@ export const migrations = [
   EventRetention1764300000000,
   ExactIds1764400000000,
   FidChainTurnRequestMetadata1764500000000,
+  ServerToolsAudit1764650000000,
 ];
