@@ -81,6 +81,8 @@ export interface LiveConfig {
   readonly wsMaxBufferedBytes: number;
   /** Subscribers with the same operation and visibility share one execution per event. */
   readonly wsSharedExecution: boolean;
+  /** Server-Sent Event streams (one operation each) one user may hold open on this instance; the next gets 429. */
+  readonly sseMaxStreamsPerUser: number;
   /** A Redis command or PING unanswered for this long counts as Redis being away. */
   readonly redisTimeoutMs: number;
 }
@@ -204,6 +206,7 @@ export function loadConfig(env: Env = process.env): Config {
       wsMaxPayloadBytes: int(env, 'WS_MAX_PAYLOAD_BYTES', 65_536, 1024, 100 * 1024 * 1024),
       wsMaxBufferedBytes: int(env, 'WS_MAX_BUFFERED_BYTES', 1024 * 1024, 16 * 1024, 1024 * 1024 * 1024),
       wsSharedExecution: bool(env, 'WS_SHARED_EXECUTION', true),
+      sseMaxStreamsPerUser: int(env, 'SSE_MAX_STREAMS_PER_USER', 100, 1, 100_000),
       redisTimeoutMs: int(env, 'REDIS_TIMEOUT_MS', 2_000, 50, 60_000),
     },
     execute: {

@@ -37,7 +37,9 @@ import type { Retriever } from './retrieval/retrieval.port';
 import { blobRouter } from './server/blob-routes';
 import { dashboardRouter } from './server/dashboard';
 import { createHttpApp } from './server/http-app';
+import { LiveOperations } from './server/live-operations';
 import { restExecuteRouter } from './server/rest-execute';
+import { createGraphQLSse, type GraphQLSseServer } from './server/sse-server';
 import { attachGraphQLWebSocket, type GraphQLWebSocketServer } from './server/ws-server';
 import { createSessionStore, type SessionStore } from './sessions/session-store';
 import { TurnProvenance } from './sessions/turn-provenance';
@@ -70,6 +72,9 @@ export interface LiveRuntime {
   readonly bus: EventBus;
   readonly executor: SubscriptionExecutor;
   readonly websockets: GraphQLWebSocketServer;
+  readonly sse: GraphQLSseServer;
+  /** Auth, limits and the document cache shared by the WebSocket and SSE transports. */
+  readonly operations: LiveOperations;
   readonly pruner: EventPruner;
 }
 
@@ -150,6 +155,9 @@ export async function createGateway(
   };
   const protection = createProtection(config.limits, config.isProduction, gatewaySchema());
   const server = createServer();
+  const executor = new SubscriptionExecutor({ logger, shared: config.live.wsSharedExecution, formatError: protection.formatError });
+  const operations = new LiveOperations({ config, logger, services, protection, schema: gatewaySchema(), executor });
+  const sse = createGraphQLSse({ config, logger, operations });
   const { app, apollo } = await createHttpApp({
     config,
     logger,
@@ -159,6 +167,7 @@ export async function createGateway(
     degradable: { subscriptions: () => bus.check() },
     httpServer: server,
     routers: [
+      sse.router,
       restExecuteRouter({ handler, jwtSecret: config.jwtSecret, bodyLimitBytes: config.limits.bodyLimitBytes, logger }),
       blobRouter({ blobs, sessions: store.reads, jwtSecret: config.jwtSecret, logger }),
       // Built next to this file by `npm run build` (dist/web).
@@ -167,8 +176,7 @@ export async function createGateway(
   });
   server.on('request', app);
   orchestrator.startBackgroundWork({ sweeper: hooks.sweeper ?? true });
-  const executor = new SubscriptionExecutor({ logger, shared: config.live.wsSharedExecution, formatError: protection.formatError });
-  const websockets = attachGraphQLWebSocket({ config, logger, services, protection, schema: gatewaySchema(), executor, httpServer: server });
+  const websockets = attachGraphQLWebSocket({ config, logger, operations, httpServer: server });
   const pruner = new EventPruner(history, config.live.eventRetentionHours, logger);
   pruner.start();
   // Turns still running here fail as interrupted rather than wait for a sweeper elsewhere.
@@ -194,7 +202,7 @@ export async function createGateway(
         });
       }),
     output: bus,
-    live: { bus, executor, websockets, pruner },
+    live: { bus, executor, websockets, sse, operations, pruner },
     orchestrator,
     onShutdown: (name, hook) => {
       shutdownHooks.push({ name, hook });
@@ -202,6 +210,7 @@ export async function createGateway(
     close: () =>
       (closing ??= (async () => {
         websockets.stopAccepting();
+        sse.close();
         const forced = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
         try {
           await websockets.close(config.shutdownGraceMs);
