@@ -38,7 +38,7 @@ class Seen<T> {
   };
 }
 
-function clientSuite(options: () => TestGatewayOptions): void {
+function clientSuite(options: () => TestGatewayOptions, transport: 'ws' | 'sse'): void {
   let t: TestGateway;
   let proxy: TcpProxy;
   const clients: GatewayClient[] = [];
@@ -50,6 +50,7 @@ function clientSuite(options: () => TestGatewayOptions): void {
     const client = createGatewayClient({
       url: `http://127.0.0.1:${proxy.port}/graphql`,
       token,
+      transport,
       webSocketImpl: WebSocket,
       retry: { initialDelayMs: 20, maxDelayMs: 300 },
     });
@@ -193,10 +194,12 @@ function clientSuite(options: () => TestGatewayOptions): void {
   });
 }
 
-describe('typed client against an embedded gateway (SQLite, in-process bus)', () => clientSuite(() => ({})));
+describe.each(['ws', 'sse'] as const)('typed client over %s', (transport) => {
+  describe('against an embedded gateway (SQLite, in-process bus)', () => clientSuite(() => ({}), transport));
 
-describeWithRedis('typed client against a gateway on MySQL and Redis', () => {
-  describeWithMysql('(both servers)', () =>
-    clientSuite(() => ({ mysql: true, env: { REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `client-${randomUUID()}:` } })),
-  );
+  describeWithRedis('against a gateway on MySQL and Redis', () => {
+    describeWithMysql('(both servers)', () =>
+      clientSuite(() => ({ mysql: true, env: { REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `client-${randomUUID()}:` } }), transport),
+    );
+  });
 });
