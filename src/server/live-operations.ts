@@ -126,7 +126,8 @@ export class LiveOperations {
     const operationName = request.operationName ?? null;
     const startedAt = performance.now();
     let kind: OperationTypeNode | null = null;
-    const done = (outcome: string) => this.deps.observe?.({ kind, operationName, transport, outcome, startedAt, endedAt: performance.now() });
+    let named = operationName;
+    const done = (outcome: string) => this.deps.observe?.({ kind, operationName: named, transport, outcome, startedAt, endedAt: performance.now() });
     const refuse = (errors: readonly GraphQLError[]) => {
       done(String(errors[0]?.extensions.code ?? 'INTERNAL_SERVER_ERROR'));
       sink.error(errors.map((error) => protection.formatError(error.toJSON(), error)));
@@ -148,7 +149,9 @@ export class LiveOperations {
     const variables = request.variables ?? null;
     const tooCostly = protection.checkCost(document, operationName, variables);
     if (tooCostly) return refuse([tooCostly]);
-    kind = getOperationAST(document, operationName)?.operation ?? null;
+    const ast = getOperationAST(document, operationName);
+    kind = ast?.operation ?? null;
+    named = ast?.name?.value ?? operationName;
     if (!kind) return refuse([new GraphQLError('Unable to identify operation', { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })]);
     // GraphQL over HTTP: a GET must not change anything.
     if (readOnly && kind === 'mutation') return refuse([new GraphQLError('Mutations cannot be sent over GET', { extensions: { code: 'BAD_REQUEST' } })]);
