@@ -1,3 +1,4 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import type { Client as WsClient } from 'graphql-ws';
 import type { Client as SseClient } from 'graphql-sse';
 import type { Caller } from '../../src/domain/caller';
@@ -187,4 +188,43 @@ describe('subscriptions over Server-Sent Events (graphql-sse)', () => {
     const again = await rawStream(t.url, { token, body: { query: STATUS, variables: { sessionId: session.id } } });
     expect(again.status).toBe(401);
   });
+
+  it('ends a stream that does not read (WS_MAX_BUFFERED_BYTES) without holding up the group', async () => {
+    const { sse: streams, executor } = t.gateway.live;
+    const busy = await sessions().createSession(alice, { name: 'streams a lot', agentContextId: 'ac' });
+    const turn = await addTurn(sessions(), alice, busy.id);
+    const body = JSON.stringify({ query: OUTPUT, variables: { sessionId: busy.id, turnId: turn.id } });
+    // A reader that stops reading once the stream is open.
+    const slow = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = httpRequest(
+        `${t.url}/graphql/stream`,
+        { method: 'POST', headers: { accept: 'text/event-stream', 'content-type': 'application/json', authorization: `Bearer ${tokenOf(alice)}` } },
+        resolve,
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+    slow.pause();
+    const ended = new Promise<void>((resolve) => {
+      slow.once('close', resolve);
+      slow.once('error', () => resolve());
+    });
+    const fast = subscribe<{ turnOutput: { index: number } }>(sse(alice), OUTPUT, { sessionId: busy.id, turnId: turn.id });
+    await waitUntil(() => executor.subscriberCount === 2, 5_000, 'both readers');
+    const before = streams.slowConsumersDropped;
+    const chunk = 'x'.repeat(64 * 1024);
+    let sent = 0;
+    for (; streams.slowConsumersDropped === before; sent++) {
+      if (sent > 2_000) throw new Error('128 MB streamed and the slow reader is still connected');
+      t.gateway.output.append({ orgId: 'acme', sessionId: busy.id, turnId: turn.id, index: sent, textDelta: chunk });
+      if (sent % 8 === 7) await sleep(5);
+    }
+    await waitUntil(() => executor.subscriberCount === 1, 5_000, 'the slow reader to leave its group');
+    slow.resume();
+    await ended;
+    // The one that reads got everything.
+    await fast.waitFor(sent, 20_000);
+    expect(fast.data.map((d) => d.turnOutput.index)).toEqual(Array.from({ length: sent }, (_, i) => i));
+    fast.unsubscribe();
+  }, 60_000);
 });
