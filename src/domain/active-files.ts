@@ -15,6 +15,8 @@ export interface ActiveFileSubmission {
   readonly content: string | null;
   readonly contentHash: string | null;
   readonly isTouched: boolean;
+  /** The client's size of the file; with contentHash and no content, a file over 100 KB is sent as metadata only. */
+  readonly sizeBytes?: number | null;
 }
 
 /** What the session already knows about file versions (spec 001 section 6). */
@@ -83,6 +85,9 @@ function planWithContent(file: ActiveFileSubmission, content: string, history: F
     });
   }
   const sizeBytes = Buffer.byteLength(content, 'utf8');
+  if (file.sizeBytes != null && file.sizeBytes !== sizeBytes) {
+    throw badInput(`sizeBytes of ${file.path} does not match its content (${sizeBytes} bytes of UTF-8)`, { field: 'activeFiles.sizeBytes' });
+  }
   const tooLarge = sizeBytes > MAX_SENDABLE_FILE_BYTES;
   const alreadySent = history.sentInChain.get(file.path) === contentHash;
   const send = !tooLarge && !alreadySent;
@@ -100,7 +105,7 @@ function planUnchanged(file: ActiveFileSubmission, history: FileHistory): Planne
     });
   }
   const contentHash = normaliseHash(file.contentHash);
-  const sizeBytes = history.knownSizes.get(contentHash);
+  const sizeBytes = history.knownSizes.get(contentHash) ?? metadataOnlySize(file);
   if (sizeBytes === undefined) {
     throw badInput(`send the content of ${file.path}: this session has no earlier version with that contentHash`, {
       field: 'activeFiles.content',
@@ -110,6 +115,14 @@ function planUnchanged(file: ActiveFileSubmission, history: FileHistory): Planne
   const alreadySent = history.sentInChain.get(file.path) === contentHash;
   const send = !tooLarge && !alreadySent;
   return { ref: ref(file, contentHash, sizeBytes, send, tooLarge), delivery: send ? 'stored' : 'none', content: null };
+}
+
+/** A file over 100 KB may come as path + contentHash + sizeBytes: it is never sent, so its content is never needed. */
+function metadataOnlySize(file: ActiveFileSubmission): number | undefined {
+  const size = file.sizeBytes;
+  if (size == null) return undefined;
+  if (!Number.isSafeInteger(size) || size < 0) throw badInput('sizeBytes must be a whole number of bytes', { field: 'activeFiles.sizeBytes' });
+  return size > MAX_SENDABLE_FILE_BYTES ? size : undefined;
 }
 
 function normaliseHash(hash: string): string {

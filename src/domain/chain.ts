@@ -1,3 +1,4 @@
+import { restartWarning, type ChainRestartReason } from './chain-restart';
 import type { TurnRecord } from './turn';
 
 /** Spec 001 section 9: the provider keeps response state for roughly 30 days. */
@@ -17,11 +18,11 @@ export type ChainTurn = Pick<
   | 'chunkRefs'
 >;
 
-export type NewChainReason = 'first_turn' | 'expired' | 'previous_failed' | 'previous_cancelled' | 'no_response';
-
 /**
- * Spec 001 sections 8, 9, 11: continue the provider conversation of the session's last
- * completed response while it is alive; otherwise start a new one, preloaded from history.
+ * Spec 001 sections 8, 9, 11 and issue 10: continue the provider conversation of the
+ * session's last COMPLETED response while it is alive, even when later turns FAILED or were
+ * CANCELLED (their inputs never joined that chain); otherwise start a new one, preloaded
+ * from history, and say why.
  */
 export type ChainDecision =
   | {
@@ -33,27 +34,15 @@ export type ChainDecision =
       /** The turns of the live chain, oldest first (what the model already received). */
       readonly links: readonly ChainTurn[];
     }
-  | { readonly kind: 'new'; readonly reason: NewChainReason; readonly warning: string | null };
+  | { readonly kind: 'new'; readonly reason: ChainRestartReason; readonly warning: string | null };
 
-/** `history` is the session's turns in sequence order; the newest decides. */
+/** `history` is the session's turns in sequence order; the newest completed one decides. */
 export function decideChain(history: readonly ChainTurn[], now: Date): ChainDecision {
-  const last = history[history.length - 1];
-  if (!last) return { kind: 'new', reason: 'first_turn', warning: null };
-  const restart = 'this turn starts a new model conversation preloaded from the session history';
-  if (last.status === 'FAILED') {
-    return { kind: 'new', reason: 'previous_failed', warning: `The previous turn failed, so ${restart}.` };
-  }
-  if (last.status === 'CANCELLED') {
-    return { kind: 'new', reason: 'previous_cancelled', warning: `The previous turn was cancelled, so ${restart}.` };
-  }
-  if (last.status !== 'COMPLETED' || !last.openAIResponseId) {
-    return { kind: 'new', reason: 'no_response', warning: `The previous turn has no model response to continue, so ${restart}.` };
-  }
+  if (history.length === 0) return newChain('FIRST_TURN');
+  const last = [...history].reverse().find((t) => t.status === 'COMPLETED' && t.openAIResponseId);
+  if (!last?.openAIResponseId) return newChain('NO_USABLE_PREVIOUS_RESPONSE');
   const expiresAt = last.openAIChainExpiresDate;
-  if (!expiresAt || expiresAt.getTime() <= now.getTime()) {
-    const when = expiresAt ? ` on ${expiresAt.toISOString()}` : '';
-    return { kind: 'new', reason: 'expired', warning: `The session's model conversation expired${when}; ${restart}.` };
-  }
+  if (!expiresAt || expiresAt.getTime() <= now.getTime()) return newChain('EXPIRED', expiresAt);
   return {
     kind: 'continue',
     previousResponseId: last.openAIResponseId,
@@ -62,6 +51,12 @@ export function decideChain(history: readonly ChainTurn[], now: Date): ChainDeci
     links: linksEndingAt(last, history),
   };
 }
+
+const newChain = (reason: ChainRestartReason, expiredAt: Date | null = null): ChainDecision => ({
+  kind: 'new',
+  reason,
+  warning: restartWarning(reason, expiredAt),
+});
 
 /** Follows previousOpenAIResponseId back from `last` through the session's turns. */
 function linksEndingAt(last: ChainTurn, history: readonly ChainTurn[]): ChainTurn[] {

@@ -11,6 +11,8 @@ export const ERROR_CODES = [
   'BAD_USER_INPUT',
   'CONFLICT',
   'SESSION_BUSY',
+  /** A follow-on instruction names a turn that is not the session's latest finished one (AGN-033 SessionId + TurnId). */
+  'TURN_NOT_LATEST',
   'IDEMPOTENCY_KEY_REUSED',
   'TOOL_RESULTS_MISMATCH',
   'LLM_FAILED',

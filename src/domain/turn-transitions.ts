@@ -3,7 +3,18 @@ import { conflict, DomainError, forbidden, notFound } from './errors';
 import type { SessionRecord } from './session';
 import { withUsage } from './session-usage';
 import { summarize } from './text';
-import type { ChunkRef, NewTurn, TurnCancellation, TurnCompletion, TurnFailure, TurnRecord, TurnToolPause } from './turn';
+import { NO_REQUEST_METADATA } from './request-metadata';
+import type {
+  ChunkRef,
+  NewTurn,
+  TurnCancellation,
+  TurnChainRestart,
+  TurnCompletion,
+  TurnFailure,
+  TurnPartialAnswer,
+  TurnRecord,
+  TurnToolPause,
+} from './turn';
 import { assertTransition } from './turn-status';
 import { requireText } from './validation';
 import { canCancelTurn } from './visibility';
@@ -79,6 +90,8 @@ export function openTurn(
     warnings: [...(input.warnings ?? [])],
     errors: [],
     usage: null,
+    openAIChainRestartReason: input.openAIChainRestartReason ?? null,
+    requestMetadata: input.requestMetadata ?? NO_REQUEST_METADATA,
   };
 }
 
@@ -197,6 +210,31 @@ export function checkCancel(caller: Caller, session: SessionRecord | null, turn:
     throw conflict(`turn is already ${turn.status.toLowerCase()}; it cannot be cancelled`);
   }
   return turn;
+}
+
+/** Issue 10: the provider lost the chain; the PENDING turn retries on a new chain of its own. */
+export function restartTurnChain(turn: TurnRecord, restart: TurnChainRestart): TurnRecord {
+  assertPending(turn);
+  return {
+    ...turn,
+    conversationId: turn.id,
+    previousOpenAIResponseId: null,
+    openAIChainRestartReason: restart.reason,
+    activeFileRefs: [...restart.activeFileRefs],
+    chunkRefs: [...restart.chunkRefs],
+    requestMetadata: restart.requestMetadata,
+    warnings: [...turn.warnings, ...restart.warnings],
+  };
+}
+
+/**
+ * A turn cancelled from another instance: the instance that ran it keeps the partial answer
+ * once it notices. Null when there is nothing to change (the turn already has an answer URL).
+ */
+export function keepPartialAnswer(turn: TurnRecord, partial: TurnPartialAnswer): TurnRecord | null {
+  if (turn.status !== 'CANCELLED') throw conflict(`turn is ${turn.status.toLowerCase()}, not cancelled`);
+  if (turn.fullAgentAnswerUrl) return null;
+  return { ...turn, fullAgentAnswerUrl: partial.fullAgentAnswerUrl, agentAnswerSummary: summarize(partial.agentAnswerSummary) };
 }
 
 function assertPending(turn: TurnRecord): void {

@@ -1,4 +1,6 @@
 import type { EntityHeader } from './caller';
+import type { ChainRestartReason } from './chain-restart';
+import type { TurnRequestMetadata } from './request-metadata';
 import type { TurnStatus } from './turn-status';
 import type { TurnUsage } from './usage';
 
@@ -69,6 +71,9 @@ export interface TurnRecord {
   readonly warnings: readonly string[];
   readonly errors: readonly string[];
   readonly usage: TurnUsage | null;
+  /** Why this turn's provider chain started; null when it continued one (issue 10). */
+  readonly openAIChainRestartReason: ChainRestartReason | null;
+  readonly requestMetadata: TurnRequestMetadata;
 }
 
 /** DD-002A: what the orchestrator supplies when it adds a PENDING turn. */
@@ -83,6 +88,8 @@ export interface NewTurn {
   readonly chunkRefs?: readonly ChunkRef[];
   readonly activeFileRefs?: readonly ActiveFileRef[];
   readonly warnings?: readonly string[];
+  readonly openAIChainRestartReason?: ChainRestartReason | null;
+  readonly requestMetadata?: TurnRequestMetadata;
 }
 
 /** DD-002B. */
@@ -137,4 +144,21 @@ export interface ExpiredTurn {
   readonly sessionId: string;
   readonly turnId: string;
   readonly waitingForToolResults: boolean;
+}
+
+/** A PENDING turn whose provider chain was lost: it retries once on a new, preloaded chain (issue 10). */
+export interface TurnChainRestart {
+  readonly reason: ChainRestartReason;
+  /** The files as the retried request delivers them (a new chain re-sends what the old one held). */
+  readonly activeFileRefs: readonly ActiveFileRef[];
+  /** The retrieved chunks the retry keeps (a new chain holds more active files, so it may skip more). */
+  readonly chunkRefs: readonly ChunkRef[];
+  readonly requestMetadata: TurnRequestMetadata;
+  readonly warnings: readonly string[];
+}
+
+/** The partial answer of a turn cancelled while another instance ran it, kept once that instance noticed. */
+export interface TurnPartialAnswer {
+  readonly fullAgentAnswerUrl: string;
+  readonly agentAnswerSummary: string;
 }

@@ -47,6 +47,10 @@ export const LIST_SIZES: Readonly<Record<string, number>> = {
   // What an IDE sends with an instruction (at most 200).
   'AgentSessionTurn.activeFileRefs': 10,
   'AgentSessionTurn.pendingToolCalls': 5,
+  // Snippets of files the request also sent as active files: a few of RETRIEVAL_TOP_K.
+  'AgentSessionTurn.skippedSnippets': 5,
+  // Scopes a request names (at most 20).
+  'AgentSessionTurn.retrievalPathPrefixes': 5,
   'AgentSessionTurn.warnings': 5,
   'AgentSessionTurn.errors': 5,
   'AgentToolContinuation.toolCalls': 5,

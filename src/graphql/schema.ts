@@ -16,6 +16,7 @@ import { SessionMutationResolver } from './resolvers/session-mutation.resolver';
 import { SessionQueryResolver } from './resolvers/session-query.resolver';
 import { SubscriptionResolver } from './resolvers/subscription.resolver';
 import { TurnResolver } from './resolvers/turn.resolver';
+import { TurnRequestFieldsResolver } from './resolvers/turn-request.resolver';
 import { UsageResolver } from './resolvers/usage.resolver';
 import { ViewerResolver } from './resolvers/viewer.resolver';
 
@@ -29,6 +30,7 @@ export const resolvers = [
   SessionConnectionResolver,
   TurnConnectionResolver,
   TurnResolver,
+  TurnRequestFieldsResolver,
   ContextResolver,
   ProvenanceResolver,
   SubscriptionResolver,

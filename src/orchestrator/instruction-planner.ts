@@ -1,28 +1,29 @@
 import { randomUUID } from 'node:crypto';
 import type { BlobStore } from '../blobs/blob-store.port';
 import type { ContextLookup } from '../contexts/context-directory.port';
-import { TURN_BLOBS } from '../domain/blob-keys';
-import { fileHistoryOf, planActiveFiles, type ActiveFilesPlan } from '../domain/active-files';
-import { chainExpiryOf, decideChain } from '../domain/chain';
+import { fileHistoryOf, planActiveFiles, type ActiveFilesPlan, type FileHistory } from '../domain/active-files';
+import { chainExpiryOf, decideChain, type ChainDecision } from '../domain/chain';
+import { restartWarning, type ChainRestartReason } from '../domain/chain-restart';
 import { chunksOfChain, newSnippets } from '../domain/chunk-delta';
 import type { AgentContextRecord, ConversationContextRecord } from '../domain/contexts';
 import { badInput, DomainError, isDomainError, notFound } from '../domain/errors';
+import { checkFollowsTurn } from '../domain/follow-on';
+import { resolveLocalEdits } from '../domain/local-edits';
+import type { SkippedSnippet, TurnRequestMetadata } from '../domain/request-metadata';
 import type { NewSession, SessionRecord } from '../domain/session';
-import type { TurnRecord } from '../domain/turn';
-import type { LanguageModel, LlmRequest } from '../llm/llm.port';
+import type { ActiveFileRef, TurnRecord } from '../domain/turn';
+import type { LanguageModel, LlmMessage, LlmRequest } from '../llm/llm.port';
 import type { Logger } from '../logger.port';
 import type { RetrievedChunk, Retriever } from '../retrieval/retrieval.port';
 import type { TurnStore } from '../sessions/session-store.port';
-import { llmRequestOf, preloadMessages, userMessage, type FileToSend, type HistoryExchange } from './packaging';
+import { interruptedTurnMessage, NO_PRELOAD, preloadChain, type BlobScope } from './chain-preload';
+import { llmRequestOf, userMessage, type FileToSend } from './packaging';
 import type { InstructionRequest } from './request';
 import type { PipelineSettings } from './settings';
-import { SessionFiles, TurnBlobs } from './turn-blobs';
+import { SessionFiles } from './turn-blobs';
 
 /** How many recent turns the chain and file rules look at. */
 const HISTORY_WINDOW = 200;
-/** Preloading a new chain: at most this many earlier exchanges and characters. */
-const PRELOAD_MAX_TURNS = 20;
-const PRELOAD_MAX_CHARS = 200_000;
 
 export interface PlannerDeps {
   readonly sessions: Pick<TurnStore, 'getSession' | 'recentTurns'>;
@@ -47,7 +48,11 @@ export interface PlannedInstruction {
   /** The provider conversation this turn joins; null when it starts one (the turn's own id). */
   readonly conversationId: string | null;
   readonly previousResponseId: string | null;
+  readonly openAIChainRestartReason: ChainRestartReason | null;
   readonly files: ActiveFilesPlan;
+  /** What the turn records as its active files: the request's, and on a new chain the earlier ones preloaded. */
+  readonly activeFileRefs: readonly ActiveFileRef[];
+  readonly requestMetadata: TurnRequestMetadata;
   /** Submitted file versions the session has not stored yet (a later new chain may need them). */
   readonly newFileVersions: readonly { readonly contentHash: string; readonly content: string }[];
   readonly snippets: readonly RetrievedChunk[];
@@ -55,6 +60,41 @@ export interface PlannedInstruction {
   readonly warnings: readonly string[];
   readonly request: LlmRequest;
   readonly chainExpiry: (receivedAt: Date) => Date;
+  /** Issue 10: the same turn on a new chain preloaded from history, should the provider have lost this one; null on a new chain. */
+  readonly restartChain: (() => Promise<PlannedChainRestart>) | null;
+}
+
+/** The retry of a turn whose chain the provider lost. */
+export interface PlannedChainRestart {
+  readonly request: LlmRequest;
+  readonly activeFileRefs: readonly ActiveFileRef[];
+  readonly chunkRefs: readonly RetrievedChunk['ref'][];
+  readonly requestMetadata: TurnRequestMetadata;
+  readonly warnings: readonly string[];
+  readonly chainExpiry: (receivedAt: Date) => Date;
+}
+
+/** One way of packaging the turn, for one chain decision. */
+interface PackagedTurn {
+  readonly fileHistory: FileHistory;
+  readonly files: ActiveFilesPlan;
+  readonly activeFileRefs: readonly ActiveFileRef[];
+  readonly snippets: readonly RetrievedChunk[];
+  readonly chunkRefs: readonly RetrievedChunk['ref'][];
+  readonly skipped: readonly SkippedSnippet[];
+  readonly warnings: readonly (string | null)[];
+  readonly request: LlmRequest;
+}
+
+/** What every packaging of the turn shares, whichever chain it joins. */
+interface TurnInputs {
+  readonly req: InstructionRequest;
+  readonly contexts: Contexts;
+  readonly scope: BlobScope;
+  readonly history: readonly TurnRecord[];
+  readonly retrieved: readonly RetrievedChunk[];
+  readonly requestedModel: string;
+  readonly interrupted: LlmMessage | null;
 }
 
 interface Contexts {
@@ -65,12 +105,6 @@ interface Contexts {
 interface SessionState {
   readonly session: SessionRecord;
   readonly history: readonly TurnRecord[];
-}
-
-/** Where the turn's blobs go: the caller's org, the session's id (chosen before a new session exists). */
-interface BlobScope {
-  readonly orgId: string;
-  readonly sessionId: string;
 }
 
 /**
@@ -86,48 +120,98 @@ export class InstructionPlanner {
     const contexts = await this.resolveContexts(req);
     const existing = req.sessionId ? await this.loadSession(req, contexts) : null;
     const history = existing?.history ?? [];
+    if (req.followsTurnId) checkFollowsTurn(history, existing?.session.id ?? '', req.followsTurnId);
     const chain = decideChain(history, this.deps.now());
-    const links = chain.kind === 'continue' ? chain.links : [];
-    const fileHistory = fileHistoryOf(history, links);
-    const files = planActiveFiles(req.activeFiles, fileHistory);
     const { retrieved, warning: retrievalWarning } = await this.retrieve(req, contexts, existing?.session ?? null);
+    // Where the turn's blobs go: the caller's org, the session's id (chosen before a new session exists).
     const scope: BlobScope = { orgId: req.caller.orgId, sessionId: existing?.session.id ?? randomUUID() };
-    const snippets = newSnippets(retrieved, chunksOfChain(links));
-    const preload = chain.kind === 'new' ? await this.preload(scope, history) : { exchanges: [], warning: null };
-    const filesToSend = await this.contentsToSend(scope, files);
-    const requested = contexts.conversation?.model || contexts.agent.defaultModel || this.deps.config.defaultModel;
-    const warnings = [chain.kind === 'new' ? chain.warning : null, ...files.warnings, retrievalWarning, preload.warning];
+    const requestedModel = contexts.conversation?.model || contexts.agent.defaultModel || this.deps.config.defaultModel;
+    const interrupted = await interruptedTurnMessage(this.deps.blobs, scope, history);
+    const inputs: TurnInputs = { req, contexts, scope, history, retrieved, requestedModel, interrupted };
+    const turn = await this.packageTurn(inputs, chain);
+    const ttl = this.deps.config.chainTtlSeconds;
     return {
       sessionId: scope.sessionId,
       newSession: existing ? null : newSessionOf(req, contexts, scope.sessionId),
       mode: req.mode,
-      model: this.deps.llm.modelFor(requested),
+      model: this.deps.llm.modelFor(requestedModel),
       conversationId: chain.kind === 'continue' ? (chain.conversationId ?? chain.links[0]?.id ?? null) : null,
       previousResponseId: chain.kind === 'continue' ? chain.previousResponseId : null,
-      files,
-      newFileVersions: files.files.flatMap((f) =>
-        f.delivery === 'inline' && f.content !== null && !fileHistory.knownSizes.has(f.ref.contentHash)
+      openAIChainRestartReason: chain.kind === 'new' ? chain.reason : null,
+      files: turn.files,
+      activeFileRefs: turn.activeFileRefs,
+      requestMetadata: { retrievalPathPrefixes: req.retrievalPathPrefixes, skippedSnippets: turn.skipped },
+      newFileVersions: turn.files.files.flatMap((f) =>
+        f.delivery === 'inline' && f.content !== null && !turn.fileHistory.knownSizes.has(f.ref.contentHash)
           ? [{ contentHash: f.ref.contentHash, content: f.content }]
           : [],
       ),
+      snippets: turn.snippets,
+      chunkRefs: turn.chunkRefs,
+      warnings: [retrievalWarning, ...turn.warnings].filter((w): w is string => w !== null),
+      request: turn.request,
+      chainExpiry: (receivedAt) => chainExpiryOf(chain, receivedAt, ttl),
+      restartChain: chain.kind === 'continue' ? () => this.restartOnNewChain(inputs) : null,
+    };
+  }
+
+  /** Issue 10: the provider lost the chain; the same inputs, packaged for a new chain preloaded from history. */
+  private async restartOnNewChain(inputs: TurnInputs): Promise<PlannedChainRestart> {
+    const decision: ChainDecision = { kind: 'new', reason: 'LOST_BY_PROVIDER', warning: restartWarning('LOST_BY_PROVIDER') };
+    const turn = await this.packageTurn(inputs, decision);
+    return {
+      request: turn.request,
+      activeFileRefs: turn.activeFileRefs,
+      chunkRefs: turn.chunkRefs,
+      requestMetadata: { retrievalPathPrefixes: inputs.req.retrievalPathPrefixes, skippedSnippets: turn.skipped },
+      warnings: turn.warnings.filter((w): w is string => w !== null),
+      chainExpiry: (receivedAt) => chainExpiryOf(decision, receivedAt, this.deps.config.chainTtlSeconds),
+    };
+  }
+
+  /**
+   * The turn for one chain decision: which files and snippets the model needs (a live chain
+   * holds some already; a new one is preloaded from history), local edits winning over the
+   * index, and the provider call.
+   */
+  private async packageTurn(inputs: TurnInputs, chain: ChainDecision): Promise<PackagedTurn> {
+    const { req, contexts, scope, history, retrieved } = inputs;
+    const links = chain.kind === 'continue' ? chain.links : [];
+    const fileHistory = fileHistoryOf(history, links);
+    const files = planActiveFiles(req.activeFiles, fileHistory);
+    const preload =
+      chain.kind === 'new' ? await preloadChain(this.deps.blobs, scope, history, new Set(files.files.map((f) => f.ref.path))) : NO_PRELOAD;
+    const filesToSend = [...(await this.contentsToSend(scope, files)), ...preload.files];
+    const held = new Set([
+      ...filesToSend.map((f) => f.ref.path),
+      ...files.files.filter((f) => f.delivery === 'none' && !f.ref.wasTooLargeToSend).map((f) => f.ref.path),
+    ]);
+    const { send: kept, skipped } = resolveLocalEdits(retrieved, held);
+    const snippets = newSnippets(kept, chunksOfChain(links));
+    return {
+      fileHistory,
+      files,
+      activeFileRefs: [...files.files.map((f) => f.ref), ...preload.files.map((f) => f.ref)],
       snippets,
-      chunkRefs: retrieved.map((c) => c.ref),
-      warnings: warnings.filter((w): w is string => w !== null),
+      chunkRefs: kept.map((c) => c.ref),
+      skipped,
+      warnings: [chain.kind === 'new' ? chain.warning : null, ...files.warnings, preload.warning],
       request: llmRequestOf(contexts.conversation, {
-        model: requested,
+        model: inputs.requestedModel,
         previousResponseId: chain.kind === 'continue' ? chain.previousResponseId : null,
         input: [
-          ...preloadMessages(preload.exchanges),
+          ...preload.messages,
+          ...(inputs.interrupted ? [inputs.interrupted] : []),
           userMessage({
             instruction: req.instruction,
             mode: req.mode,
             filesToSend,
             filesNotSent: files.files.filter((f) => f.delivery === 'none').map((f) => f.ref),
             snippets,
+            skippedSnippets: skipped,
           }),
         ],
       }),
-      chainExpiry: (receivedAt) => chainExpiryOf(chain, receivedAt, this.deps.config.chainTtlSeconds),
     };
   }
 
@@ -172,6 +256,7 @@ export class InstructionPlanner {
         repo: req.repo ?? session?.repo ?? null,
         language: req.language ?? session?.defaultLanguage ?? null,
         pathPrefix: null,
+        pathPrefixes: req.retrievalPathPrefixes,
         limit: this.deps.retrievalLimit,
       });
       return { retrieved, warning: null };
@@ -183,30 +268,6 @@ export class InstructionPlanner {
       this.deps.logger.warn({ err: e, collection: contexts.agent.vectorCollection }, 'retrieval failed; continuing without snippets');
       return { retrieved: [], warning: 'Repository search was unavailable, so this answer uses no retrieved snippets.' };
     }
-  }
-
-  /** Spec 001 section 11.3: a new chain carries the earlier exchanges from our own storage. */
-  private async preload(scope: BlobScope, history: readonly TurnRecord[]): Promise<{ exchanges: HistoryExchange[]; warning: string | null }> {
-    const completed = history.filter((t) => t.status === 'COMPLETED');
-    const recent = completed.slice(-PRELOAD_MAX_TURNS);
-    const texts = await Promise.all(recent.map((t) => this.exchangeOf(scope, t)));
-    const kept: HistoryExchange[] = [];
-    let budget = PRELOAD_MAX_CHARS;
-    for (const exchange of texts.reverse()) {
-      const size = exchange.instruction.length + exchange.answer.length;
-      if (size > budget) break;
-      budget -= size;
-      kept.unshift(exchange);
-    }
-    const left = completed.length - kept.length;
-    const warning = left > 0 ? `${left} earlier exchange(s) did not fit into the preloaded history.` : null;
-    return { exchanges: kept, warning };
-  }
-
-  private async exchangeOf(scope: BlobScope, turn: TurnRecord): Promise<HistoryExchange> {
-    const blobs = new TurnBlobs(this.deps.blobs, scope.orgId, scope.sessionId, turn.id);
-    const [instruction, answer] = await Promise.all([blobs.getText(TURN_BLOBS.instruction), blobs.getText(TURN_BLOBS.answer)]);
-    return { instruction: instruction ?? turn.instructionSummary, answer: answer ?? turn.agentAnswerSummary ?? '' };
   }
 
   /** Inline files carry their content; files a new chain must re-send come from the session's store. */

@@ -146,8 +146,10 @@ export class Orchestrator {
         previousOpenAIResponseId: plan.previousResponseId,
         fullInstructionUrl: instructionUrl,
         chunkRefs: plan.chunkRefs,
-        activeFileRefs: plan.files.files.map((f) => f.ref),
+        activeFileRefs: plan.activeFileRefs,
         warnings: plan.warnings,
+        openAIChainRestartReason: plan.openAIChainRestartReason,
+        requestMetadata: plan.requestMetadata,
       },
       { rejectIfBusy: true, lease: { owner: this.deps.instanceId, expiresAt: this.inFlight.leaseUntil() } },
     );
@@ -163,6 +165,7 @@ export class Orchestrator {
       firstDeltaIndex: 0,
       priorUsage: null,
       chainExpiry: plan.chainExpiry,
+      restartChain: plan.restartChain,
     });
     return { accepted: { sessionId: turn.sessionId, turnId, sequenceNumber: turn.sequenceNumber }, outcome };
   }
@@ -244,7 +247,10 @@ export class Orchestrator {
         repo: session.repo,
         language: session.defaultLanguage,
         sessionName: null,
-        activeFiles: old.activeFileRefs.map((f) => ({ path: f.path, content: null, contentHash: f.contentHash, isTouched: f.isTouched })),
+        activeFiles:
+          req.activeFiles ?? old.activeFileRefs.map((f) => ({ path: f.path, content: null, contentHash: f.contentHash, isTouched: f.isTouched })),
+        retrievalPathPrefixes: req.retrievalPathPrefixes === undefined ? old.requestMetadata.retrievalPathPrefixes : req.retrievalPathPrefixes,
+        followsTurnId: null,
       },
       requestId,
     );

@@ -1,4 +1,5 @@
 import type { ConversationContextRecord } from '../domain/contexts';
+import type { SkippedSnippet } from '../domain/request-metadata';
 import type { ActiveFileRef } from '../domain/turn';
 import type { LlmInputItem, LlmMessage, LlmRequest } from '../llm/llm.port';
 import type { RetrievedChunk } from '../retrieval/retrieval.port';
@@ -16,6 +17,8 @@ export interface UserMessageParts {
   /** Recorded but not sent: unchanged in the live chain, or too large. */
   readonly filesNotSent: readonly ActiveFileRef[];
   readonly snippets: readonly RetrievedChunk[];
+  /** Retrieved snippets left out because an active file the model holds is the current version. */
+  readonly skippedSnippets?: readonly SkippedSnippet[];
 }
 
 /** One earlier exchange of the session, to preload a new provider conversation (spec 001 section 11.3). */
@@ -55,14 +58,6 @@ export function llmRequestOf(
   };
 }
 
-/** Earlier exchanges as alternating messages, oldest first. */
-export function preloadMessages(history: readonly HistoryExchange[]): LlmMessage[] {
-  return history.flatMap((h): LlmMessage[] => [
-    { type: 'message', role: 'user', text: h.instruction },
-    { type: 'message', role: 'assistant', text: h.answer },
-  ]);
-}
-
 function filesSection(parts: UserMessageParts): string {
   const lines = ['## Active files'];
   for (const file of parts.filesToSend) {
@@ -77,7 +72,15 @@ function filesSection(parts: UserMessageParts): string {
   if (tooLarge.length > 0) {
     lines.push(`Not included because they are larger than 100 KB: ${tooLarge.map((f) => f.path).join(', ')}.`);
   }
+  if (parts.filesToSend.length > 0 || unchanged.length > 0) lines.push(localEditsNote(parts));
   return lines.join('\n\n');
+}
+
+/** Spec 001 section 4.2: the developer's active files are current; the index may lag behind them. */
+function localEditsNote(parts: UserMessageParts): string {
+  const note = 'These active files are the current versions (local edits): where retrieved context shows the same path, the active file wins.';
+  const skipped = [...new Set((parts.skippedSnippets ?? []).map((s) => s.path))];
+  return skipped.length > 0 ? `${note} Indexed snippets of ${skipped.join(', ')} were left out for that reason.` : note;
 }
 
 function snippetsSection(snippets: readonly RetrievedChunk[]): string {
@@ -85,7 +88,7 @@ function snippetsSection(snippets: readonly RetrievedChunk[]): string {
   return ['## Retrieved context', ...blocks].join('\n\n');
 }
 
-function fenced(content: string, language: string | null = null): string {
+export function fenced(content: string, language: string | null = null): string {
   const longest = Math.max(2, ...(content.match(/`+/g) ?? []).map((run) => run.length));
   const fence = '`'.repeat(longest + 1);
   return `${fence}${language ?? ''}\n${content}${content.endsWith('\n') ? '' : '\n'}${fence}`;

@@ -3,6 +3,7 @@ import type { Caller } from '../domain/caller';
 import { badInput, DomainError, isDomainError, UnavailableError } from '../domain/errors';
 import type { ExecuteAccepted, ExecuteResponse } from '../domain/execute-response';
 import { inputFingerprint, parseIdempotencyKey } from '../domain/idempotency';
+import { parseRetrievalPathPrefixes } from '../domain/retrieval-scope';
 import type { ToolResultSubmission } from '../domain/tool-results';
 import type { TurnRecord } from '../domain/turn';
 import { LIMITS, optionalText, requireText } from '../domain/validation';
@@ -31,6 +32,7 @@ export interface ExecuteInputFields {
   readonly activeFiles?: readonly ActiveFileFields[] | null;
   readonly toolResults?: readonly ToolResultFields[] | null;
   readonly idempotencyKey?: string | null;
+  readonly retrievalPathPrefixes?: readonly string[] | null;
 }
 
 export interface ActiveFileFields {
@@ -38,6 +40,15 @@ export interface ActiveFileFields {
   readonly content?: string | null;
   readonly contentHash?: string | null;
   readonly isTouched?: boolean | null;
+  readonly sizeBytes?: number | null;
+}
+
+/** rerunTurn's optional arguments besides the ids. */
+export interface RerunFields {
+  readonly instruction?: string | null;
+  readonly activeFiles?: readonly ActiveFileFields[] | null;
+  /** Absent: the old turn's scope. */
+  readonly retrievalPathPrefixes?: readonly string[] | null;
 }
 
 export interface ToolResultFields {
@@ -109,14 +120,17 @@ export class RequestHandler {
   }
 
   /** DD-006. */
-  rerun(caller: Caller, sessionId: string, turnId: string, instruction: string | null, requestId: string | null = null): Promise<ExecuteResponse> {
+  rerun(caller: Caller, sessionId: string, turnId: string, fields: RerunFields, requestId: string | null = null): Promise<ExecuteResponse> {
     return guarded(async () => {
+      const { instruction, activeFiles, retrievalPathPrefixes } = fields;
       const request: OrchestratorRequest = {
         kind: 'rerun',
         caller,
         sessionId: requireText('sessionId', sessionId, LIMITS.id),
         turnId: requireText('turnId', turnId, LIMITS.id),
-        instruction: instruction === null ? null : requireText('instruction', instruction, LIMITS.instruction),
+        instruction: instruction == null ? null : requireText('instruction', instruction, LIMITS.instruction),
+        activeFiles: activeFiles == null ? null : activeFiles.map(activeFileOf),
+        retrievalPathPrefixes: retrievalPathPrefixes === undefined ? undefined : parseRetrievalPathPrefixes(retrievalPathPrefixes),
       };
       return (await this.begin(request, requestId)).outcome;
     });
@@ -159,7 +173,7 @@ export function toOrchestratorRequest(caller: Caller, input: ExecuteInputFields)
     if (input.toolResults.length > MAX_TOOL_RESULTS) throw badInput(`at most ${MAX_TOOL_RESULTS} tool results`, { field: 'toolResults' });
     return { kind: 'tool_results', caller, sessionId, turnId, toolResults: input.toolResults.map(toolResultOf) };
   }
-  if (turnId) throw badInput('turnId is only sent with toolResults (use rerunTurn to run a turn again)', { field: 'turnId' });
+  if (turnId && !sessionId) throw badInput('a turnId needs the sessionId of its session', { field: 'sessionId' });
   const instruction = profile.instruction(input.instruction ?? '');
   const mode = (input.mode ?? 'ask').trim();
   if (!MODE.test(mode)) throw badInput('mode must be a short word such as "ask" or "edit"', { field: 'mode' });
@@ -176,6 +190,8 @@ export function toOrchestratorRequest(caller: Caller, input: ExecuteInputFields)
     language: optionalText('language', input.language, 64),
     sessionName: optionalText('sessionName', input.sessionName, LIMITS.name),
     activeFiles: (input.activeFiles ?? []).map(activeFileOf),
+    retrievalPathPrefixes: parseRetrievalPathPrefixes(input.retrievalPathPrefixes),
+    followsTurnId: turnId,
   };
 }
 
@@ -184,6 +200,7 @@ const activeFileOf = (f: ActiveFileFields): ActiveFileSubmission => ({
   content: f.content ?? null,
   contentHash: f.contentHash ?? null,
   isTouched: f.isTouched ?? true,
+  sizeBytes: f.sizeBytes ?? null,
 });
 
 const toolResultOf = (r: ToolResultFields): ToolResultSubmission => ({

@@ -23,6 +23,10 @@ export interface InstructionRequest {
   readonly language: string | null;
   readonly sessionName: string | null;
   readonly activeFiles: readonly ActiveFileSubmission[];
+  /** Spec 001 section 4.2: retrieval restricted to these path prefixes; null searches everything. */
+  readonly retrievalPathPrefixes: readonly string[] | null;
+  /** AGN-033 follow-on shape: the turn this instruction follows (must be the session's latest finished turn). */
+  readonly followsTurnId: string | null;
 }
 
 /** AGN-033 follow-on: results for the client tools a PENDING turn asked for. */
@@ -41,6 +45,10 @@ export interface RerunRequest {
   readonly sessionId: string;
   readonly turnId: string;
   readonly instruction: string | null;
+  /** Updated active files; null reuses the old turn's files (as path + hash). */
+  readonly activeFiles: readonly ActiveFileSubmission[] | null;
+  /** A new retrieval scope; undefined reuses the old turn's (null or empty: search everything). */
+  readonly retrievalPathPrefixes: readonly string[] | null | undefined;
 }
 
 /** A turn that is under way: it exists (PENDING) and its outcome is pending. */

@@ -12,6 +12,7 @@ import { LlmError, type LanguageModel, type LlmRequest, type LlmResponse } from 
 import type { Logger } from '../logger.port';
 import type { TurnStore } from '../sessions/session-store.port';
 import type { InFlightTurn, InFlightTurns } from './in-flight';
+import type { PlannedChainRestart } from './instruction-planner';
 import { TurnBlobs } from './turn-blobs';
 
 /** One provider round of a PENDING turn: everything the runner needs, already decided. */
@@ -32,6 +33,8 @@ export interface TurnRun {
   readonly priorUsage: TurnUsage | null;
   /** When this turn's provider chain stops being reliable, given when the response arrived. */
   readonly chainExpiry: (receivedAt: Date) => Date;
+  /** Issue 10: the round again on a new, preloaded chain, if the provider lost this one (once; absent on a new chain). */
+  readonly restartChain?: (() => Promise<PlannedChainRestart>) | null;
 }
 
 export interface TurnRunnerDeps {
@@ -44,6 +47,11 @@ export interface TurnRunnerDeps {
   readonly toolResultTimeoutSeconds: number;
   readonly logger: Logger;
   readonly now: () => Date;
+}
+
+interface Written {
+  requestUrl: string | null;
+  continued: boolean;
 }
 
 interface PayloadUrls {
@@ -67,26 +75,50 @@ export class TurnRunner {
   async run(run: TurnRun): Promise<ExecuteResponse> {
     const flight = this.deps.inFlight.register(run.caller.orgId, run.sessionId, run.turnId, run.firstDeltaIndex);
     const blobs = new TurnBlobs(this.deps.blobs, run.caller.orgId, run.sessionId, run.turnId);
-    const written: { requestUrl: string | null } = { requestUrl: null };
+    // Where this round's payload logs stand; a chain restart makes the retry's entries follow the failed attempt's.
+    const written: Written = { requestUrl: null, continued: run.continued };
     try {
-      const requestUrl = await blobs.appendRequest(this.deps.llm.payloadOf(run.request), run.continued);
-      written.requestUrl = requestUrl;
-      const result = await this.deps.llm.respond(run.request, {
-        signal: flight.controller.signal,
-        onTextDelta: (text) => this.onDelta(run, flight, text),
-      });
+      written.requestUrl = await blobs.appendRequest(this.deps.llm.payloadOf(run.request), run.continued);
+      const { result, round } = await this.respondRecovering(run, flight, blobs, written);
       const log = { streamedDeltas: flight.deltas - run.firstDeltaIndex, response: result.raw };
-      const urls = { request: requestUrl, response: await blobs.appendResponse(log, run.continued) };
-      const usage = this.usageOf(run, result);
+      const urls = { request: written.requestUrl, response: await blobs.appendResponse(log, round.continued) };
+      const usage = this.usageOf(round, result);
       return result.toolCalls.length > 0
-        ? await this.pause(run, flight, result, usage, urls)
-        : await this.complete(run, flight, blobs, result, usage, urls);
+        ? await this.pause(round, flight, result, usage, urls)
+        : await this.complete(round, flight, blobs, result, usage, urls);
     } catch (e) {
-      throw await this.failed(run, flight, blobs, e, written.requestUrl);
+      throw await this.failed({ ...run, continued: written.continued }, flight, blobs, e, written.requestUrl);
     } finally {
       if (!flight.settling) this.deps.inFlight.release(run.turnId);
       await this.answerLateCancel(run, flight);
       this.deps.output.end(this.refOf(run));
+    }
+  }
+
+  /**
+   * Issue 10: when the provider no longer knows the previous response, the turn records its
+   * new chain and retries once on it, preloaded from stored history; the failed attempt stays
+   * in the payload logs. Returns the round that answered.
+   */
+  private async respondRecovering(
+    run: TurnRun,
+    flight: InFlightTurn,
+    blobs: TurnBlobs,
+    written: Written,
+  ): Promise<{ result: LlmResponse; round: TurnRun }> {
+    const respond = (round: TurnRun) =>
+      this.deps.llm.respond(round.request, { signal: flight.controller.signal, onTextDelta: (text) => this.onDelta(round, flight, text) });
+    try {
+      return { result: await respond(run), round: run };
+    } catch (e) {
+      if (!(e instanceof LlmError && e.kind === 'chain_lost' && run.restartChain && flight.deltas === run.firstDeltaIndex)) throw e;
+      const restart = await run.restartChain();
+      await blobs.appendResponse({ streamedDeltas: 0, error: e.message }, run.continued);
+      await this.deps.sessions.restartTurnChain(run.caller, run.sessionId, run.turnId, { reason: 'LOST_BY_PROVIDER', ...restart });
+      const round: TurnRun = { ...run, request: restart.request, chainExpiry: restart.chainExpiry, restartChain: null, continued: true };
+      written.continued = true;
+      written.requestUrl = await blobs.appendRequest(this.deps.llm.payloadOf(round.request), true);
+      return { result: await respond(round), round };
     }
   }
 
@@ -159,7 +191,7 @@ export class TurnRunner {
       const responseUrl = await blobs
         .appendResponse({ streamedDeltas: flight.deltas - run.firstDeltaIndex, error: e.message }, run.continued)
         .catch(() => null);
-      // A lost chain heals itself: this turn fails, so the next one starts a new, preloaded chain.
+      // Only a tool continuation gets here with a lost chain (an instruction retries on a new one): the next instruction recovers.
       const message = e.kind === 'chain_lost' ? `${e.message}; send the instruction again to continue in a new conversation` : e.message;
       return this.fail(run, flight, e.code, message, {
         openAIResponseId: e.provider.responseId ?? null,
@@ -253,13 +285,22 @@ export class TurnRunner {
   private async lost(run: TurnRun, flight: InFlightTurn, blobs: TurnBlobs): Promise<DomainError> {
     const turn = await this.deps.sessions.getTurn(run.caller, run.sessionId, run.turnId).catch(() => null);
     if (turn?.status === 'CANCELLED') {
-      // The turn is terminal and keeps its URLs; the partial answer is still kept under its key.
-      if (flight.text.length > 0) await blobs.put(TURN_BLOBS.answer, flight.text).catch(() => undefined);
+      // Cancelled from another instance: the partial answer is kept, and the turn gets its URL.
+      if (flight.text.length > 0) await this.keepPartialAnswer(run, blobs, flight.text);
       return new DomainError('CANCELLED', 'the turn was cancelled', this.idsOf(run));
     }
     if (turn?.status === 'PENDING') return this.fail(run, flight, 'LLM_FAILED', 'interrupted: the turn lost its lease');
     const why = turn?.errors.join('; ') || `the turn is ${turn?.status.toLowerCase() ?? 'gone'}`;
     return new DomainError('CONFLICT', why, this.idsOf(run));
+  }
+
+  private async keepPartialAnswer(run: TurnRun, blobs: TurnBlobs, partial: string): Promise<void> {
+    try {
+      const url = await blobs.put(TURN_BLOBS.answer, partial);
+      await this.deps.sessions.keepPartialAnswer(run.caller, run.sessionId, run.turnId, { fullAgentAnswerUrl: url, agentAnswerSummary: partial });
+    } catch (e) {
+      this.deps.logger.warn({ err: e, turnId: run.turnId }, 'could not keep the partial answer of a turn cancelled elsewhere');
+    }
   }
 
   /** A cancel that arrived after the provider answered: cancel a paused turn, refuse a finished one. */

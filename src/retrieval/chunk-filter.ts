@@ -26,3 +26,10 @@ export function pathPrefixesOf(path: string): string[] {
   const segments = path.split('/');
   return segments.map((_, i) => segments.slice(0, i + 1).join('/'));
 }
+
+/** The canonical prefixes of a multi-prefix scope; null when it scopes nothing (null, or no usable prefix). */
+export function normalizePathPrefixes(raw: readonly string[] | null | undefined): string[] | null {
+  if (raw == null) return null;
+  const prefixes = [...new Set(raw.map(normalizePathPrefix).filter((p): p is string => p !== null))];
+  return prefixes.length === 0 ? null : prefixes;
+}

@@ -1,5 +1,5 @@
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
-import { normalizePathPrefix, pathPrefixesOf } from './chunk-filter';
+import { normalizePathPrefix, normalizePathPrefixes, pathPrefixesOf } from './chunk-filter';
 import { spaceMismatch, vectorNameOf } from './collection';
 import { RetrievalError } from './retrieval-error';
 import type { ChunkFilter, ChunkPayload, ChunkPlacement, ChunkPoint, EmbeddingSpace, IndexedChunk, ScoredChunk, VectorStore } from './vector-store.port';
@@ -178,6 +178,9 @@ export function toQdrantFilter(filter: ChunkFilter): Schemas['Filter'] | undefin
   if (filter.language != null) must.push({ key: 'language', match: { value: filter.language } });
   const prefix = normalizePathPrefix(filter.pathPrefix);
   if (prefix !== null) must.push({ key: 'pathPrefixes', match: { value: prefix } });
+  // Every point's payload lists its path's prefixes, so "under any of these" is one MatchAny on that keyword field.
+  const scope = normalizePathPrefixes(filter.pathPrefixes);
+  if (scope !== null) must.push({ key: 'pathPrefixes', match: { any: scope } });
   return must.length > 0 ? { must } : undefined;
 }
 

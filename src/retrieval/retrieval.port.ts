@@ -10,6 +10,8 @@ export interface RetrievalRequest {
   readonly language: string | null;
   /** Request-only path prefix derived from the workspace scope; never stored in vector payloads. */
   readonly pathPrefix: string | null;
+  /** Request-only scope (AgentExecuteInput.retrievalPathPrefixes): a chunk matches when its path is under any of them. */
+  readonly pathPrefixes?: readonly string[] | null;
   readonly limit: number;
 }
 

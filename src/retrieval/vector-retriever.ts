@@ -46,7 +46,7 @@ export class VectorRetriever implements Retriever {
         collection,
         this.space,
         vector,
-        { repo: request.repo, language: request.language, pathPrefix: request.pathPrefix },
+        { repo: request.repo, language: request.language, pathPrefix: request.pathPrefix, pathPrefixes: request.pathPrefixes ?? null },
         request.limit,
       );
       return hits.map((hit) => ({

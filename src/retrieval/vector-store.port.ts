@@ -54,6 +54,8 @@ export interface ChunkFilter {
   readonly language?: string | null;
   /** A path or directory, matched on whole path segments (normalizePathPrefix). */
   readonly pathPrefix?: string | null;
+  /** Paths or directories, matched like pathPrefix; a chunk under any of them passes (both fields: it must pass both). */
+  readonly pathPrefixes?: readonly string[] | null;
 }
 
 /** The vector space a collection was built in. */

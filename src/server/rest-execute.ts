@@ -71,7 +71,7 @@ export function toRestAnswer(answer: ExecuteResponse): Record<string, unknown> {
 
 const INPUT_FIELDS = new Set([
   'sessionId', 'turnId', 'agentContextId', 'conversationContextId', 'instruction', 'mode', 'clientKind', 'workspaceId',
-  'repo', 'language', 'sessionName', 'activeFiles', 'toolResults', 'idempotencyKey',
+  'repo', 'language', 'sessionName', 'activeFiles', 'toolResults', 'idempotencyKey', 'retrievalPathPrefixes',
 ]);
 
 /** The JSON body as AgentExecuteInput, with GraphQL's type rules and defaults; anything else is BAD_USER_INPUT. */
@@ -97,6 +97,7 @@ export function parseExecuteBody(body: unknown, idempotencyHeader: string | null
     activeFiles: optionalArray(o, 'activeFiles', activeFileOf),
     toolResults: optionalArray(o, 'toolResults', toolResultOf),
     idempotencyKey: optionalString(o, 'idempotencyKey') ?? idempotencyHeader,
+    retrievalPathPrefixes: optionalArray(o, 'retrievalPathPrefixes', (v, at) => stringItem(v, at)),
   };
 }
 
@@ -107,7 +108,23 @@ function activeFileOf(value: unknown, at: string): ActiveFileFields {
     content: optionalString(o, 'content', at),
     contentHash: optionalString(o, 'contentHash', at),
     isTouched: optionalBoolean(o, 'isTouched', at) ?? true,
+    sizeBytes: optionalInt(o, 'sizeBytes', at),
   };
+}
+
+function stringItem(value: unknown, at: string): string {
+  if (typeof value !== 'string') throw badInput(`${at} must be a string`, { field: at.replace(/\[\d+\]$/, '') });
+  return value;
+}
+
+/** GraphQL's Int: a whole number within 32 bits. */
+function optionalInt(o: Record<string, unknown>, key: string, at: string): number | null {
+  const value = o[key];
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > 2 ** 31 - 1) {
+    throw badInput(`${at}.${key} must be a whole number`, { field: key });
+  }
+  return value;
 }
 
 function toolResultOf(value: unknown, at: string): ToolResultFields {

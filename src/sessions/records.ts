@@ -1,5 +1,6 @@
 import type { SessionRollUp } from '../domain/session-usage';
 import type { SessionRecord } from '../domain/session';
+import { NO_REQUEST_METADATA } from '../domain/request-metadata';
 import type { TurnRecord } from '../domain/turn';
 import type { SessionRow, TurnRow } from './session.entities';
 
@@ -73,6 +74,8 @@ export function toTurnRecord(row: TurnRow): TurnRecord {
           isEstimated: Boolean(row.usageEstimated),
         }
       : null,
+    openAIChainRestartReason: row.openAIChainRestartReason ?? null,
+    requestMetadata: row.requestMetadata ?? NO_REQUEST_METADATA,
   };
 }
 
@@ -150,6 +153,8 @@ export function toTurnRow(turn: TurnRecord, lease: TurnLease): TurnRow {
     estimatedCostUsd: turn.usage?.estimatedCostUsd ?? null,
     leaseOwner: lease.owner,
     leaseExpiresAt: lease.expiresAt,
+    openAIChainRestartReason: turn.openAIChainRestartReason,
+    requestMetadata: turn.requestMetadata,
   };
 }
 

@@ -5,6 +5,8 @@ import type {
   ChunkRef,
   ExpiredTurn,
   NewTurn,
+  TurnChainRestart,
+  TurnPartialAnswer,
   TurnCancellation,
   TurnCompletion,
   TurnFailure,
@@ -62,6 +64,10 @@ export interface TurnStore {
     toolCallIds: readonly string[],
     lease: { readonly owner: string; readonly expiresAt: Date },
   ): Promise<TurnRecord>;
+  /** Issue 10: the PENDING turn retries on a new chain (the provider lost its previous response); no event, the status stays. */
+  restartTurnChain(scope: OrgScope, sessionId: string, turnId: string, restart: TurnChainRestart): Promise<TurnRecord>;
+  /** The partial answer of a turn cancelled while this instance ran it (cancelled from another instance). */
+  keepPartialAnswer(scope: OrgScope, sessionId: string, turnId: string, partial: TurnPartialAnswer): Promise<TurnRecord>;
   /** DD-002C for a turn whose lease ran out; null when its lease was renewed meanwhile (it stays PENDING). */
   failExpiredTurn(turn: ExpiredTurn, failure: TurnFailure): Promise<TurnRecord | null>;
 }

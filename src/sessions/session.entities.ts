@@ -1,4 +1,7 @@
 import { EntitySchema } from 'typeorm';
+import type { ChainRestartReason } from '../domain/chain-restart';
+import type { TurnRequestMetadata } from '../domain/request-metadata';
+import { NO_REQUEST_METADATA } from '../domain/request-metadata';
 import type { ActiveFileRef, ChunkRef, ToolCall } from '../domain/turn';
 import type { TurnStatus } from '../domain/turn-status';
 import { bigintNumber, jsonColumn } from '../persistence/columns';
@@ -73,6 +76,8 @@ export interface TurnRow {
   /** Instance that runs the turn and until when it promises to (spec: nothing lost on faults). */
   leaseOwner: string | null;
   leaseExpiresAt: Date | null;
+  openAIChainRestartReason: ChainRestartReason | null;
+  requestMetadata: TurnRequestMetadata;
 }
 
 export interface ParticipantRow {
@@ -172,6 +177,8 @@ export function sessionEntities(dialect: Dialect) {
       estimatedCostUsd: { type: t.double, name: 'estimated_cost_usd', nullable: true },
       leaseOwner: { ...varchar(64, true), name: 'lease_owner' },
       leaseExpiresAt: date('lease_expires_at', true),
+      openAIChainRestartReason: { ...varchar(32, true), name: 'openai_chain_restart_reason' },
+      requestMetadata: { ...json<TurnRequestMetadata>('request_metadata', NO_REQUEST_METADATA), nullable: true },
     },
     indices: [
       { name: 'uq_turns_session_sequence', columns: ['sessionId', 'sequenceNumber'], unique: true },

@@ -3,15 +3,28 @@ import { conflict, forbidden } from '../domain/errors';
 import type { NewSession, SessionPatch, SessionRecord } from '../domain/session';
 import { checkSessionPatch, openSession } from '../domain/session-rules';
 import { rollUpSettledTurn } from '../domain/session-usage';
-import type { ChunkRef, ExpiredTurn, NewTurn, TurnCancellation, TurnCompletion, TurnFailure, TurnRecord, TurnToolPause } from '../domain/turn';
+import type {
+  ChunkRef,
+  ExpiredTurn,
+  NewTurn,
+  TurnCancellation,
+  TurnChainRestart,
+  TurnCompletion,
+  TurnFailure,
+  TurnPartialAnswer,
+  TurnRecord,
+  TurnToolPause,
+} from '../domain/turn';
 import {
   addChunkRefs,
   applyTransition,
   assertAcceptsTurn,
   checkCancel,
   checkNewTurn,
+  keepPartialAnswer,
   openTurn,
   pauseForToolCalls,
+  restartTurnChain,
   resumeWithToolResults,
   type TurnTransition,
 } from '../domain/turn-transitions';
@@ -155,6 +168,28 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
       // While a turn waits for tool results, its lease is the tool-result deadline.
       const turn = resumeWithToolResults(toTurnRecord(row), toolCallIds, row.leaseExpiresAt, this.deps.now());
       await em.update(db.entities.turns, { id: turn.id }, turnColumns(turn, lease));
+      return turn;
+    });
+  }
+
+  restartTurnChain(scope: OrgScope, sessionId: string, turnId: string, restart: TurnChainRestart): Promise<TurnRecord> {
+    const { db, locks } = this.deps;
+    return db.transaction(async (em) => {
+      const row = await locks.turn(em, scope, sessionId, turnId);
+      const turn = restartTurnChain(toTurnRecord(row), restart);
+      await em.update(db.entities.turns, { id: turn.id }, turnColumns(turn, { owner: row.leaseOwner, expiresAt: row.leaseExpiresAt }));
+      return turn;
+    });
+  }
+
+  keepPartialAnswer(scope: OrgScope, sessionId: string, turnId: string, partial: TurnPartialAnswer): Promise<TurnRecord> {
+    const { db, locks } = this.deps;
+    return db.transaction(async (em) => {
+      const row = await locks.turn(em, scope, sessionId, turnId);
+      const current = toTurnRecord(row);
+      const turn = keepPartialAnswer(current, partial);
+      if (!turn) return current;
+      await em.update(db.entities.turns, { id: turn.id }, { fullAgentAnswerUrl: turn.fullAgentAnswerUrl, agentAnswerSummary: turn.agentAnswerSummary });
       return turn;
     });
   }

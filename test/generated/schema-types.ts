@@ -19,6 +19,8 @@ export type ActiveFileInput = {
   contentHash?: InputMaybe<Scalars['String']['input']>;
   isTouched?: InputMaybe<Scalars['Boolean']['input']>;
   path: Scalars['String']['input'];
+  /** Size in bytes (UTF-8). With contentHash and no content, a file over 100 KB is recorded as skipped and never uploaded. */
+  sizeBytes?: InputMaybe<Scalars['Int']['input']>;
 };
 
 /** Which vector collection and LLM environment a session uses. */
@@ -58,11 +60,13 @@ export type AgentExecuteInput = {
   language?: InputMaybe<Scalars['String']['input']>;
   mode?: InputMaybe<Scalars['String']['input']>;
   repo?: InputMaybe<Scalars['String']['input']>;
+  /** Restricts retrieval to these workspace path prefixes (whole segments), e.g. ["ui/primitives"]. Request-only: stored with the turn, never in the vector store. */
+  retrievalPathPrefixes?: InputMaybe<Array<Scalars['String']['input']>>;
   /** Omit to start a new session. */
   sessionId?: InputMaybe<Scalars['ID']['input']>;
   sessionName?: InputMaybe<Scalars['String']['input']>;
   toolResults?: InputMaybe<Array<ToolResultInput>>;
-  /** Required with toolResults: the PENDING turn that asked for them (AGN-033 follow-on rule). */
+  /** AGN-033 follow-on rule. With toolResults: the PENDING turn that asked for them. With an instruction: the session's latest finished turn, which the new turn follows (TURN_NOT_LATEST otherwise). */
   turnId?: InputMaybe<Scalars['ID']['input']>;
   workspaceId?: InputMaybe<Scalars['String']['input']>;
 };
@@ -181,6 +185,17 @@ export type AgentSessionPatch = {
   name?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** A retrieved snippet recorded on the turn but not sent to the model. */
+export type AgentSessionSkippedSnippet = {
+  __typename?: 'AgentSessionSkippedSnippet';
+  chunkId: Scalars['ID']['output'];
+  contentHash: Scalars['String']['output'];
+  endLine: Scalars['Int']['output'];
+  path: Scalars['String']['output'];
+  reason: SkippedSnippetReason;
+  startLine: Scalars['Int']['output'];
+};
+
 /** List-view projection of a session (spec DD-003 / DD-007). */
 export type AgentSessionSummary = {
   __typename?: 'AgentSessionSummary';
@@ -234,6 +249,8 @@ export type AgentSessionTurn = {
   instructionSummary: Scalars['String']['output'];
   mode: Scalars['String']['output'];
   openAIChainExpiresDate?: Maybe<Scalars['DateTimeISO']['output']>;
+  /** Why this turn's provider conversation started afresh; null when it continued the session's chain. */
+  openAIChainRestartReason?: Maybe<OpenAiChainRestartReason>;
   openAIModel?: Maybe<Scalars['String']['output']>;
   openAIRequestPayloadUrl?: Maybe<Scalars['String']['output']>;
   openAIResponseId?: Maybe<Scalars['String']['output']>;
@@ -242,9 +259,13 @@ export type AgentSessionTurn = {
   /** Client tool calls this PENDING turn is waiting on (AGN-033 continuation); empty otherwise. */
   pendingToolCalls: Array<ToolCall>;
   previousOpenAIResponseId?: Maybe<Scalars['String']['output']>;
+  /** Path prefixes retrieval was restricted to (request-only scope); null when it searched everything. */
+  retrievalPathPrefixes?: Maybe<Array<Scalars['String']['output']>>;
   sequenceNumber: Scalars['Int']['output'];
   session: AgentSession;
   sessionId: Scalars['ID']['output'];
+  /** Retrieved snippets recorded but not sent to the model, and why. */
+  skippedSnippets: Array<AgentSessionSkippedSnippet>;
   status: AgentSessionTurnStatus;
   statusTimeStamp: Scalars['DateTimeISO']['output'];
   usage?: Maybe<TurnUsage>;
@@ -369,7 +390,9 @@ export type MutationExecuteAsyncArgs = {
 
 
 export type MutationRerunTurnArgs = {
+  activeFiles?: InputMaybe<Array<ActiveFileInput>>;
   instruction?: InputMaybe<Scalars['String']['input']>;
+  retrievalPathPrefixes?: InputMaybe<Array<Scalars['String']['input']>>;
   sessionId: Scalars['ID']['input'];
   turnId: Scalars['ID']['input'];
 };
@@ -389,6 +412,17 @@ export type MutationUpsertAgentContextArgs = {
 export type MutationUpsertConversationContextArgs = {
   input: ConversationContextInput;
 };
+
+/** Why a turn's provider conversation started afresh instead of continuing the session's last one. */
+export type OpenAiChainRestartReason =
+  /** The last completed response was older than OPENAI_CHAIN_TTL_SECONDS. */
+  | 'EXPIRED'
+  /** The first turn of the session. */
+  | 'FIRST_TURN'
+  /** The provider no longer knew the previous response; the turn retried on a new, preloaded chain. */
+  | 'LOST_BY_PROVIDER'
+  /** No earlier turn completed with a provider response. */
+  | 'NO_USABLE_PREVIOUS_RESPONSE';
 
 export type PageInfo = {
   __typename?: 'PageInfo';
@@ -467,6 +501,10 @@ export type QueryTurnsUsingFileArgs = {
 export type QueryUsageByDayArgs = {
   days?: InputMaybe<Scalars['Int']['input']>;
 };
+
+export type SkippedSnippetReason =
+  /** The snippet's file is an active file of the live chain; the developer's local version wins over the index. */
+  | 'ACTIVE_FILE_IS_CURRENT';
 
 export type Subscription = {
   __typename?: 'Subscription';

@@ -102,8 +102,10 @@ describeWithMysql('cancelling and rerunning turns on MariaDB', () => {
       const answer = await waiting;
       expect(answer.body.errors?.[0]?.extensions).toMatchObject({ code: 'CANCELLED', turnId });
       await eventually(() => h.fake.requests.at(-1)?.closedByClient === true);
-      // The partial answer is kept under the turn's answer key, though the terminal turn was not touched again.
-      expect((await b.blob(alice, `/blobs/sessions/${sessionId}/turns/${turnId}/answer.md`)).text).toBe('started on A');
+      // The partial answer is kept, and the cancelled turn gets its URL once the running instance notices.
+      const cancelled = await h.waitForTurn(alice, sessionId, turnId, (t) => t.fullAgentAnswerUrl !== null);
+      expect(cancelled).toMatchObject({ status: 'CANCELLED', agentAnswerSummary: 'started on A' });
+      expect((await b.blob(alice, cancelled.fullAgentAnswerUrl!)).text).toBe('started on A');
     } finally {
       await b.close();
     }

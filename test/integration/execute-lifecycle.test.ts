@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { RetrievalError } from '../../src/retrieval/retrieval-error';
 import { describeWithMysql } from '../support/services';
-import { alice, bob, chunk, startExecuteHarness, userTextOf, type ExecuteHarness } from '../support/execute';
+import { alice, chunk, startExecuteHarness, userTextOf, type ExecuteHarness } from '../support/execute';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 const DAY = 24 * 3600 * 1000;
@@ -149,28 +149,6 @@ function lifecycleSuite(mysql: boolean): void {
     expect(secondTurn.openAIChainExpiresDate).toBe(firstTurn.openAIChainExpiresDate);
   });
 
-  it('starts a new chain after a failed link, preloaded from stored history, and says so', async () => {
-    const first = (await h.execute(bob, { instruction: 'Remember the number 42', activeFiles: [{ path: 'n.txt', content: 'forty-two' }] })).body.data!.execute;
-    h.fake.enqueue({ kind: 'http_error', status: 500 }, { kind: 'http_error', status: 500 }, { kind: 'http_error', status: 500 });
-    const failed = await h.execute(bob, { sessionId: first.sessionId, instruction: 'This one fails' });
-    expect(failed.body.errors?.[0]?.extensions?.code).toBe('LLM_FAILED');
-    h.fake.requests.length = 0;
-    const third = (await h.execute(bob, { sessionId: first.sessionId, instruction: 'What was the number?', activeFiles: [{ path: 'n.txt', contentHash: sha('forty-two') }] })).body.data!.execute;
-    const body = h.fake.requests[0]!.body;
-    expect(body).not.toHaveProperty('previous_response_id');
-    const input = body.input as { role: string; content: string }[];
-    expect(input.map((i) => i.role)).toEqual(['user', 'assistant', 'user']);
-    expect(input[0]?.content).toBe('Remember the number 42');
-    expect(input[1]?.content).toMatch(/^Answer to: /);
-    // The file comes back from the gateway's own store: the client sent only its hash.
-    expect(input[2]?.content).toContain('forty-two');
-    expect(third.userWarnings).toEqual(['The previous turn failed, so this turn starts a new model conversation preloaded from the session history.']);
-    const turn = await h.turn(bob, third.sessionId, third.turnId);
-    expect(turn.previousOpenAIResponseId).toBeNull();
-    expect(turn.conversationId).toBe(turn.id);
-    expect(turn.warnings).toEqual(third.userWarnings);
-  });
-
   it('starts a new chain once OPENAI_CHAIN_TTL_SECONDS has passed (clock moved forward)', async () => {
     const first = (await h.execute(alice, { instruction: 'Before the expiry' })).body.data!.execute;
     const firstTurn = await h.turn(alice, first.sessionId, first.turnId);
@@ -182,19 +160,6 @@ function lifecycleSuite(mysql: boolean): void {
     expect(h.fake.requests[2]?.body).not.toHaveProperty('previous_response_id');
     expect((h.fake.requests[2]?.body.input as unknown[]).length).toBe(5);
     expect(late.userWarnings?.[0]).toMatch(/^The session's model conversation expired on .*; this turn starts a new model conversation preloaded from the session history\.$/);
-  });
-
-  it('fails a follow-on whose chain the provider lost early, and continues in a new chain on the next instruction', async () => {
-    const first = (await h.execute(bob, { instruction: 'Start a chain' })).body.data!.execute;
-    const firstTurn = await h.turn(bob, first.sessionId, first.turnId);
-    h.fake.forget(firstTurn.openAIResponseId!);
-    const lost = await h.execute(bob, { sessionId: first.sessionId, instruction: 'Continue it' });
-    expect(lost.body.errors?.[0]?.message).toBe(
-      'the model provider no longer knows the previous response (HTTP 400); send the instruction again to continue in a new conversation',
-    );
-    const again = await h.execute(bob, { sessionId: first.sessionId, instruction: 'Continue it' });
-    expect(again.body.data?.execute.kind).toBe('FINAL');
-    expect(h.fake.requests.at(-1)?.body).not.toHaveProperty('previous_response_id');
   });
 
   it('records a file over 100 KB without sending it, and warns the user', async () => {

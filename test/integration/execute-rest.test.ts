@@ -106,4 +106,18 @@ describeWithMysql('POST /api/ai/agent/execute on MariaDB', () => {
     const other = await h.rest(bob, body({ sessionId: mine.body.sessionId }));
     expect(other).toMatchObject({ status: 404, body: { errorCode: 'NOT_FOUND' } });
   });
+
+  it('takes the AGN-033 follow-on shape (sessionId + turnId with an instruction), a retrieval scope and metadata-only files', async () => {
+    const first = await h.rest(alice, body());
+    const ids = { sessionId: first.body.sessionId, turnId: first.body.turnId };
+    const hash = 'a'.repeat(64);
+    const next = await h.rest(alice, body({ ...ids, retrievalPathPrefixes: ['ui/primitives'], activeFiles: [{ path: 'big.bin', contentHash: hash, sizeBytes: 300_000 }] }));
+    expect(next.status).toBe(200);
+    expect(next.body.userWarnings).toEqual(['big.bin (300000 bytes) is larger than 100 KB and was not sent to the model.']);
+    expect(h.retriever.requests.at(-1)?.pathPrefixes).toEqual(['ui/primitives']);
+    const stale = await h.rest(alice, body(ids));
+    expect(stale).toMatchObject({ status: 409, body: { errorCode: 'TURN_NOT_LATEST' } });
+    const bad = await h.rest(alice, body({ activeFiles: [{ path: 'x', contentHash: hash, sizeBytes: 1.5 }] }));
+    expect(bad).toMatchObject({ status: 400, body: { errorCode: 'BAD_USER_INPUT' } });
+  });
 });

@@ -1,4 +1,6 @@
 import { EXACT_ID_COLLATION } from '../../src/persistence/dialect';
+import { migrations } from '../../src/persistence/migrations';
+import { ExactIds1764400000000 } from '../../src/persistence/migrations/1764400000000-exact-ids';
 import { mysqlTestDatabase, sqliteTestDatabase, type TestDatabase, type TestDatabaseFactory } from '../support/db';
 import { describeWithMysql } from '../support/services';
 
@@ -88,7 +90,9 @@ describeWithMysql('id collations on MySQL/MariaDB', () => {
 
   it('keeps existing rows when it changes the collation, and its down step restores the table default', async () => {
     const q = t.db.dataSource;
-    await q.undoLastMigration();
+    // Undo the migrations after ExactIds too (newest first), then ExactIds itself.
+    const later = migrations.length - 1 - migrations.indexOf(ExactIds1764400000000);
+    for (let i = 0; i <= later; i++) await q.undoLastMigration();
     expect((await collations(t)).get('agent_sessions.org_id')?.COLLATION_NAME).toMatch(/_ci$/);
     const now = new Date();
     await q.query(

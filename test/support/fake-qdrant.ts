@@ -373,7 +373,14 @@ function condition(payload: Record<string, unknown>, c: Condition): boolean {
   const values = Array.isArray(value) ? value : [value];
   const m = match as { value?: unknown; any?: unknown; except?: unknown };
   if ('value' in m) return values.some((v) => v === m.value);
-  if (Array.isArray(m.any)) return values.some((v) => (m.any as unknown[]).includes(v));
+  if (Array.isArray(m.any)) {
+    // Qdrant's MatchAny takes a list of keywords or a list of integers, never a mix.
+    const any = m.any as unknown[];
+    if (!(any.every((v) => typeof v === 'string') || any.every((v) => Number.isInteger(v)))) {
+      throw new BadRequest(400, 'Format error in JSON body: match.any must be all strings or all integers');
+    }
+    return values.some((v) => any.includes(v));
+  }
   if (Array.isArray(m.except)) return !values.some((v) => (m.except as unknown[]).includes(v));
   throw new BadRequest(400, 'Format error in JSON body: unsupported match');
 }

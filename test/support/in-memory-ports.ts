@@ -8,15 +8,17 @@ import { DomainError, notFound, UnavailableError } from '../../src/domain/errors
 import type { NewSession, SessionRecord } from '../../src/domain/session';
 import { openSession } from '../../src/domain/session-rules';
 import { rollUpSettledTurn } from '../../src/domain/session-usage';
-import type { ChunkRef, ExpiredTurn, NewTurn, TurnCancellation, TurnCompletion, TurnFailure, TurnRecord, TurnToolPause } from '../../src/domain/turn';
+import type { ChunkRef, ExpiredTurn, NewTurn, TurnCancellation, TurnCompletion, TurnFailure, TurnRecord, TurnToolPause, TurnChainRestart, TurnPartialAnswer } from '../../src/domain/turn';
 import {
   addChunkRefs,
   applyTransition,
   assertAcceptsTurn,
   checkCancel,
   checkNewTurn,
+  keepPartialAnswer,
   openTurn,
   pauseForToolCalls,
+  restartTurnChain,
   resumeWithToolResults,
   type TurnTransition,
 } from '../../src/domain/turn-transitions';
@@ -130,6 +132,20 @@ export class InMemoryTurnStore implements TurnStore, TurnLeases {
     const held = this.held(scope, sessionId, turnId);
     const turn = resumeWithToolResults(held.turn, toolCallIds, held.lease.expiresAt, this.now());
     this.turns.set(turnId, { turn, lease });
+    return turn;
+  }
+
+  async restartTurnChain(scope: OrgScope, sessionId: string, turnId: string, restart: TurnChainRestart): Promise<TurnRecord> {
+    const held = this.held(scope, sessionId, turnId);
+    const turn = restartTurnChain(held.turn, restart);
+    this.turns.set(turnId, { turn, lease: held.lease });
+    return turn;
+  }
+
+  async keepPartialAnswer(scope: OrgScope, sessionId: string, turnId: string, partial: TurnPartialAnswer): Promise<TurnRecord> {
+    const held = this.held(scope, sessionId, turnId);
+    const turn = keepPartialAnswer(held.turn, partial) ?? held.turn;
+    this.turns.set(turnId, { turn, lease: held.lease });
     return turn;
   }
 

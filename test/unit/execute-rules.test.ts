@@ -108,7 +108,7 @@ describe('provider chain (spec 001 sections 8, 9, 11)', () => {
   });
 
   it('starts the first turn on a new chain without a warning', () => {
-    expect(decideChain([], now)).toEqual({ kind: 'new', reason: 'first_turn', warning: null });
+    expect(decideChain([], now)).toEqual({ kind: 'new', reason: 'FIRST_TURN', warning: null });
   });
 
   it('continues the last completed response while the chain lives, and knows its links', () => {
@@ -121,20 +121,29 @@ describe('provider chain (spec 001 sections 8, 9, 11)', () => {
   });
 
   it.each([
-    ['expired', turn(1, { openAIChainExpiresDate: new Date('2026-02-28T00:00:00Z') }), 'expired', 'expired on 2026-02-28T00:00:00.000Z'],
-    ['failed', turn(1, { status: 'FAILED' }), 'previous_failed', 'The previous turn failed'],
-    ['cancelled', turn(1, { status: 'CANCELLED' }), 'previous_cancelled', 'The previous turn was cancelled'],
-  ])('starts a new chain after an %s link and says so', (_what, last, reason, warning) => {
-    const decision = decideChain([last], now);
-    expect(decision).toMatchObject({ kind: 'new', reason });
-    expect(decision.kind === 'new' && decision.warning).toContain(warning);
+    ['failed', { status: 'FAILED' as const, openAIResponseId: null }],
+    ['cancelled', { status: 'CANCELLED' as const, openAIResponseId: 'resp_partial' }],
+    ['failed while waiting for tools', { status: 'FAILED' as const, openAIResponseId: 'resp_tools' }],
+  ])('continues from the last completed response after a %s turn', (_what, last) => {
+    const decision = decideChain([turn(1, {}), turn(2, { ...last, previousOpenAIResponseId: 'resp_1' })], now);
+    expect(decision).toMatchObject({ kind: 'continue', previousResponseId: 'resp_1' });
+    expect(decision.kind === 'continue' && decision.links.map((l) => l.id)).toEqual(['t1']);
+  });
+
+  it('starts a new chain when the last completed response expired, or no turn ever completed, and says why', () => {
+    const expired = decideChain([turn(1, { openAIChainExpiresDate: new Date('2026-02-28T00:00:00Z') }), turn(2, { status: 'FAILED', openAIResponseId: null })], now);
+    expect(expired).toMatchObject({ kind: 'new', reason: 'EXPIRED' });
+    expect(expired.kind === 'new' && expired.warning).toContain('expired on 2026-02-28T00:00:00.000Z');
+    const none = decideChain([turn(1, { status: 'FAILED', openAIResponseId: null }), turn(2, { status: 'CANCELLED', openAIResponseId: null })], now);
+    expect(none).toMatchObject({ kind: 'new', reason: 'NO_USABLE_PREVIOUS_RESPONSE' });
+    expect(none.kind === 'new' && none.warning).toContain('No earlier turn has a model response to continue');
   });
 
   it('keeps a continued chain at its first link’s expiry; a new chain lives TTL from its response', () => {
     const received = new Date('2026-03-01T00:00:05Z');
     const continued = decideChain([turn(1, {})], now);
     expect(chainExpiryOf(continued, received, 60)).toEqual(new Date('2026-03-20T00:00:00Z'));
-    expect(chainExpiryOf({ kind: 'new', reason: 'first_turn', warning: null }, received, 60)).toEqual(new Date('2026-03-01T00:01:05Z'));
+    expect(chainExpiryOf({ kind: 'new', reason: 'FIRST_TURN', warning: null }, received, 60)).toEqual(new Date('2026-03-01T00:01:05Z'));
   });
 });
 

@@ -77,6 +77,8 @@ function pipeline() {
     language: null,
     sessionName: null,
     activeFiles: [],
+    retrievalPathPrefixes: null,
+    followsTurnId: null,
     ...extra,
   });
   const input = (extra: Partial<ExecuteInputFields> = {}): ExecuteInputFields => ({ agentContextId: 'ac-1', instruction: 'Explain this', ...extra });

@@ -9,8 +9,10 @@ import {
   assertAcceptsTurn,
   checkCancel,
   checkNewTurn,
+  keepPartialAnswer,
   openTurn,
   pauseForToolCalls,
+  restartTurnChain,
   resumeWithToolResults,
   type TurnTransition,
 } from '../../src/domain/turn-transitions';
@@ -150,6 +152,38 @@ describe('chunk refs found after the turn was added', () => {
     expect(added.map((c) => c.chunkId)).toEqual(['b']);
     expect(turn.chunkRefs.map((c) => c.chunkId)).toEqual(['a', 'b']);
     expect(addChunkRefs(turn, [ref('a')]).turn).toBe(turn);
+  });
+});
+
+describe('chain restarts and partial answers (issue 10)', () => {
+  const restart = {
+    reason: 'LOST_BY_PROVIDER' as const,
+    activeFileRefs: [],
+    chunkRefs: [],
+    requestMetadata: { retrievalPathPrefixes: ['ui'], skippedSnippets: [] },
+    warnings: ['restarted'],
+  };
+
+  it('moves a PENDING turn onto a chain of its own and says why; a finished turn is CONFLICT', () => {
+    const turn = pending({ conversationId: 'conv-old', previousOpenAIResponseId: 'resp_old', warnings: ['w'] });
+    expect(restartTurnChain(turn, restart)).toMatchObject({
+      conversationId: 't-1',
+      previousOpenAIResponseId: null,
+      openAIChainRestartReason: 'LOST_BY_PROVIDER',
+      requestMetadata: { retrievalPathPrefixes: ['ui'] },
+      warnings: ['w', 'restarted'],
+    });
+    const done = applyTransition(turn, TRANSITIONS.COMPLETED, t1)!;
+    expect(() => restartTurnChain(done, restart)).toThrow(expect.objectContaining({ code: 'CONFLICT' }));
+  });
+
+  it('gives a cancelled turn its partial answer once, and nothing else', () => {
+    const cancelled = applyTransition(pending(), TRANSITIONS.CANCELLED, t1)!;
+    const kept = keepPartialAnswer(cancelled, { fullAgentAnswerUrl: '/answer', agentAnswerSummary: 'x'.repeat(2000) })!;
+    expect(kept).toMatchObject({ status: 'CANCELLED', fullAgentAnswerUrl: '/answer' });
+    expect(kept.agentAnswerSummary).toHaveLength(1024);
+    expect(keepPartialAnswer(kept, { fullAgentAnswerUrl: '/other', agentAnswerSummary: 'y' })).toBeNull();
+    expect(() => keepPartialAnswer(pending(), { fullAgentAnswerUrl: '/a', agentAnswerSummary: 'y' })).toThrow(expect.objectContaining({ code: 'CONFLICT' }));
   });
 });
 

@@ -10,6 +10,8 @@ export type ActiveFileInput = {
   contentHash?: string | null | undefined;
   isTouched?: boolean | null | undefined;
   path: string;
+  /** Size in bytes (UTF-8). With contentHash and no content, a file over 100 KB is recorded as skipped and never uploaded. */
+  sizeBytes?: number | null | undefined;
 };
 
 export type AgentExecuteInput = {
@@ -23,11 +25,13 @@ export type AgentExecuteInput = {
   language?: string | null | undefined;
   mode?: string | null | undefined;
   repo?: string | null | undefined;
+  /** Restricts retrieval to these workspace path prefixes (whole segments), e.g. ["ui/primitives"]. Request-only: stored with the turn, never in the vector store. */
+  retrievalPathPrefixes?: Array<string> | null | undefined;
   /** Omit to start a new session. */
   sessionId?: string | number | null | undefined;
   sessionName?: string | null | undefined;
   toolResults?: Array<ToolResultInput> | null | undefined;
-  /** Required with toolResults: the PENDING turn that asked for them (AGN-033 follow-on rule). */
+  /** AGN-033 follow-on rule. With toolResults: the PENDING turn that asked for them. With an instruction: the session's latest finished turn, which the new turn follows (TURN_NOT_LATEST otherwise). */
   turnId?: string | number | null | undefined;
   workspaceId?: string | null | undefined;
 };

@@ -17,6 +17,11 @@ export class ActiveFileInput implements ActiveFileFields {
   content?: string | null;
   @Field(() => String, { nullable: true }) contentHash?: string | null;
   @Field(() => Boolean, { nullable: true, defaultValue: true }) isTouched?: boolean | null;
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Size in bytes (UTF-8). With contentHash and no content, a file over 100 KB is recorded as skipped and never uploaded.',
+  })
+  sizeBytes?: number | null;
 }
 
 @InputType()
@@ -30,7 +35,11 @@ export class ToolResultInput implements ToolResultFields {
 @InputType()
 export class AgentExecuteInput implements ExecuteInputFields {
   @Field(() => ID, { nullable: true, description: 'Omit to start a new session.' }) sessionId?: string | null;
-  @Field(() => ID, { nullable: true, description: 'Required with toolResults: the PENDING turn that asked for them (AGN-033 follow-on rule).' })
+  @Field(() => ID, {
+    nullable: true,
+    description:
+      'AGN-033 follow-on rule. With toolResults: the PENDING turn that asked for them. With an instruction: the session\'s latest finished turn, which the new turn follows (TURN_NOT_LATEST otherwise).',
+  })
   turnId?: string | null;
   @Field(() => ID) agentContextId!: string;
   @Field(() => ID, { nullable: true }) conversationContextId?: string | null;
@@ -45,4 +54,9 @@ export class AgentExecuteInput implements ExecuteInputFields {
   @Field(() => [ToolResultInput], { nullable: true }) toolResults?: ToolResultInput[] | null;
   @Field(() => String, { nullable: true, description: "A retried call with the same key returns the first call's result and creates no second turn." })
   idempotencyKey?: string | null;
+  @Field(() => [String], {
+    nullable: true,
+    description: 'Restricts retrieval to these workspace path prefixes (whole segments), e.g. ["ui/primitives"]. Request-only: stored with the turn, never in the vector store.',
+  })
+  retrievalPathPrefixes?: string[] | null;
 }

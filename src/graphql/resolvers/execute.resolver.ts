@@ -3,7 +3,7 @@ import { Arg, Ctx, FieldResolver, ID, Mutation, Resolver, Root } from 'type-grap
 import type { ExecuteAccepted, ExecuteResponse } from '../../domain/execute-response';
 import type { ToolCall as ToolCallRecord, ToolResult as ToolResultRecord, TurnRecord } from '../../domain/turn';
 import type { GraphQLContext } from '../context';
-import { AgentExecuteInput } from '../inputs/execute.input';
+import { ActiveFileInput, AgentExecuteInput } from '../inputs/execute.input';
 import { AgentExecuteAccepted, AgentExecuteResponse, ToolResult } from '../types/execute.type';
 import { AgentSessionTurn, ToolCall } from '../types/turn.type';
 
@@ -45,8 +45,12 @@ export class ExecuteResolver {
     @Arg('sessionId', () => ID) sessionId: string,
     @Arg('turnId', () => ID) turnId: string,
     @Arg('instruction', () => String, { nullable: true }) instruction: string | null,
+    @Arg('activeFiles', () => [ActiveFileInput], { nullable: true, description: "Updated active files; omitted: the old turn's files." })
+    activeFiles: ActiveFileInput[] | null,
+    @Arg('retrievalPathPrefixes', () => [String], { nullable: true, description: "A new retrieval scope; omitted: the old turn's." })
+    retrievalPathPrefixes: string[] | null | undefined,
   ): Promise<ExecuteResponse> {
-    return services.execute.rerun(caller, sessionId, turnId, instruction ?? null, requestId);
+    return services.execute.rerun(caller, sessionId, turnId, { instruction, activeFiles, retrievalPathPrefixes }, requestId);
   }
 }
 

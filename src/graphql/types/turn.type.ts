@@ -1,7 +1,9 @@
 import { Field, Float, ID, Int, ObjectType } from 'type-graphql';
+import type { ChainRestartReason } from '../../domain/chain-restart';
+import type { SnippetSkipReason } from '../../domain/request-metadata';
 import type { TurnStatus } from '../../domain/turn-status';
 import { EntityHeader, PageInfo } from './common.type';
-import { AgentSessionTurnStatus } from './enums';
+import { AgentSessionTurnStatus, OpenAIChainRestartReason, SkippedSnippetReason } from './enums';
 
 @ObjectType({ simpleResolvers: true })
 export class AgentSessionChunkRef {
@@ -26,6 +28,16 @@ export class AgentSessionActiveFileRef {
   @Field(() => Boolean) isTouched!: boolean;
   @Field(() => Boolean) wasSentToLLM!: boolean;
   @Field(() => Boolean) wasTooLargeToSend!: boolean;
+}
+
+@ObjectType({ simpleResolvers: true, description: 'A retrieved snippet recorded on the turn but not sent to the model.' })
+export class AgentSessionSkippedSnippet {
+  @Field(() => ID) chunkId!: string;
+  @Field(() => String) path!: string;
+  @Field(() => Int) startLine!: number;
+  @Field(() => Int) endLine!: number;
+  @Field(() => String) contentHash!: string;
+  @Field(() => SkippedSnippetReason) reason!: SnippetSkipReason;
 }
 
 @ObjectType({ simpleResolvers: true })
@@ -78,6 +90,11 @@ export class AgentSessionTurn {
   @Field(() => [String]) warnings!: string[];
   @Field(() => [String]) errors!: string[];
   @Field(() => TurnUsage, { nullable: true }) usage!: TurnUsage | null;
+  @Field(() => OpenAIChainRestartReason, {
+    nullable: true,
+    description: "Why this turn's provider conversation started afresh; null when it continued the session's chain.",
+  })
+  openAIChainRestartReason!: ChainRestartReason | null;
 }
 
 @ObjectType({ simpleResolvers: true })

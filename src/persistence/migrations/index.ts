@@ -3,6 +3,7 @@ import { Execute1764100000000 } from './1764100000000-execute';
 import { TurnProvenance1764200000000 } from './1764200000000-turn-provenance';
 import { EventRetention1764300000000 } from './1764300000000-event-retention';
 import { ExactIds1764400000000 } from './1764400000000-exact-ids';
+import { FidChainTurnRequestMetadata1764500000000 } from './1764500000000-fid-chain-turn-request-metadata';
 
 /** Every migration, oldest first. New ones are appended, never edited. */
 export const migrations = [
@@ -11,4 +12,5 @@ export const migrations = [
   TurnProvenance1764200000000,
   EventRetention1764300000000,
   ExactIds1764400000000,
+  FidChainTurnRequestMetadata1764500000000,
 ];
