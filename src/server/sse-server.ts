@@ -1,11 +1,10 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type { FormattedExecutionResult, GraphQLFormattedError } from 'graphql';
 import type { Config } from '../config';
-import type { Caller } from '../domain/caller';
 import type { LiveSubscription } from '../graphql/live/live-group';
 import type { Logger } from '../logger';
 import type { LiveOperations, OperationRequest, OperationSink } from './live-operations';
-import { ConnectionsPerUser } from './ws-limits';
+import { ConnectionsPerUser, userKeyOf } from './ws-limits';
 
 export const SSE_PATH = '/graphql/stream';
 
@@ -50,7 +49,6 @@ export function createGraphQLSse(deps: SseDeps): GraphQLSseServer {
   const open = new Set<SseStream>();
   let slowConsumersDropped = 0;
   let accepting = true;
-  const userKey = (caller: Caller) => `${caller.orgId}\n${caller.userId}`;
 
   const handle = (req: Request, res: Response, request: OperationRequest | string, readOnly: boolean) => {
     if (!accepting) return refuse(res, 503, 'SERVICE_UNAVAILABLE', 'shutting down');
@@ -60,7 +58,7 @@ export function createGraphQLSse(deps: SseDeps): GraphQLSseServer {
     if (admission.kind !== 'accepted') return refuse(res, 401, 'UNAUTHENTICATED', 'missing, invalid or expired bearer token');
     if (typeof request === 'string') return refuse(res, 400, 'BAD_REQUEST', request);
     const { caller } = admission;
-    const key = userKey(caller);
+    const key = userKeyOf(caller);
     if (!perUser.tryOpen(key)) {
       return refuse(res, 429, 'TOO_MANY_SUBSCRIPTIONS', `At most ${live.sseMaxStreamsPerUser} event streams may be open at once per user`);
     }

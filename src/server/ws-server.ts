@@ -7,7 +7,7 @@ import type { Caller } from '../domain/caller';
 import type { Logger } from '../logger';
 import type { LiveOperations } from './live-operations';
 import { Connection, type Accepted, type ConnectionPolicy, type Operation, type Refused } from './ws-connection';
-import { ConnectionsPerUser, GatewayCloseCode } from './ws-limits';
+import { ConnectionsPerUser, GatewayCloseCode, userKeyOf } from './ws-limits';
 
 export interface WebSocketDeps {
   readonly config: Config;
@@ -68,7 +68,6 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
   deps.httpServer.on('upgrade', onUpgrade);
 
   const connectionsPerUser = new ConnectionsPerUser(live.wsMaxConnectionsPerUser);
-  const userKey = (caller: Caller) => `${caller.orgId}\n${caller.userId}`;
 
   const policy: ConnectionPolicy = {
     logger,
@@ -81,7 +80,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
         return { code: admission.kind === 'token-too-large' ? GatewayCloseCode.TokenTooLarge : GatewayCloseCode.Forbidden, reason: admission.reason };
       }
       const { caller, expiresAt } = admission;
-      if (!connectionsPerUser.tryOpen(userKey(caller))) {
+      if (!connectionsPerUser.tryOpen(userKeyOf(caller))) {
         return { code: GatewayCloseCode.TooManyRequests, reason: `Too many connections: at most ${live.wsMaxConnectionsPerUser} per user` };
       }
       return { caller, expiresAt };
@@ -91,7 +90,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
 
     closed(connection) {
       connections.delete(connection);
-      if (connection.accepted) connectionsPerUser.close(userKey(connection.accepted.caller));
+      if (connection.accepted) connectionsPerUser.close(userKeyOf(connection.accepted.caller));
     },
 
     slowConsumer(connection, bufferedBytes) {
