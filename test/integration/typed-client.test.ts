@@ -123,6 +123,8 @@ function clientSuite(options: () => TestGatewayOptions, transport: 'ws' | 'sse')
       const bobs = await addTurn(sessions, bob, other.id, `bob ${round}`);
       // Mid-stream: the client has seen some of this round, and the rest happens while it is away.
       await waitUntil(() => session.items.some((e) => e.turnStatusChanged.turn.id === pending.id), 10_000, `round ${round} to arrive`);
+      // Both are back from the last outage, so this one drops both.
+      await waitUntil(() => subscribers() === 2, 10_000, 'both subscriptions to be back');
       await outage(async () => {
         if (round % 2) await completeTurn(sessions, alice, mine.id, pending.id, `answer ${round}`);
         else await failTurn(sessions, alice, mine.id, pending.id);
