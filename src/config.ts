@@ -36,7 +36,24 @@ export interface Config {
   readonly budgets: BudgetConfig;
   /** CI set (to anything but false or 0): a CI runner, where the CLIs print no progress lines. */
   readonly ci: boolean;
+  /** METRICS_TOKEN: set means GET /metrics wants `Authorization: Bearer <it>`; null leaves it open. */
+  readonly metricsToken: string | null;
+  readonly tracing: TracingConfig;
 }
+
+/**
+ * OpenTelemetry tracing from the standard OTEL_* variables: on when an OTLP endpoint is set
+ * (or OTEL_TRACES_EXPORTER=otlp), off when OTEL_TRACES_EXPORTER=none or OTEL_SDK_DISABLED=true.
+ */
+export type TracingConfig =
+  | { readonly enabled: false }
+  | {
+      readonly enabled: true;
+      /** Where spans are POSTed (OTLP/HTTP, JSON): the traces endpoint, or the base endpoint + /v1/traces. */
+      readonly tracesUrl: string;
+      readonly headers: Readonly<Record<string, string>>;
+      readonly serviceName: string;
+    };
 
 export interface BudgetConfig {
   readonly executesPerMinute: number;
@@ -81,6 +98,8 @@ export interface LiveConfig {
   readonly wsMaxBufferedBytes: number;
   /** Subscribers with the same operation and visibility share one execution per event. */
   readonly wsSharedExecution: boolean;
+  /** Server-Sent Event streams (one operation each) one user may hold open on this instance; the next gets 429. */
+  readonly sseMaxStreamsPerUser: number;
   /** A Redis command or PING unanswered for this long counts as Redis being away. */
   readonly redisTimeoutMs: number;
 }
@@ -205,6 +224,7 @@ export function loadConfig(env: Env = process.env): Config {
       wsMaxPayloadBytes: int(env, 'WS_MAX_PAYLOAD_BYTES', 65_536, 1024, 100 * 1024 * 1024),
       wsMaxBufferedBytes: int(env, 'WS_MAX_BUFFERED_BYTES', 1024 * 1024, 16 * 1024, 1024 * 1024 * 1024),
       wsSharedExecution: bool(env, 'WS_SHARED_EXECUTION', true),
+      sseMaxStreamsPerUser: int(env, 'SSE_MAX_STREAMS_PER_USER', 100, 1, 100_000),
       redisTimeoutMs: int(env, 'REDIS_TIMEOUT_MS', 2_000, 50, 60_000),
     },
     execute: {
@@ -232,6 +252,8 @@ export function loadConfig(env: Env = process.env): Config {
       turnsInFlightPerUser: int(env, 'MAX_TURNS_IN_FLIGHT_PER_USER', 10, 0, 100_000),
     },
     ci: ciRunner(env.CI),
+    metricsToken: env.METRICS_TOKEN?.trim() || null,
+    tracing: tracingConfig(env),
   };
 }
 
@@ -239,6 +261,31 @@ export function loadConfig(env: Env = process.env): Config {
  * CI runners set CI, mostly to `true` but not only; any value but false or 0 counts, and none
  * is an error: the variable is the runner's, not ours to refuse.
  */
+function tracingConfig(env: Env): TracingConfig {
+  const exporter = env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() || null;
+  if (exporter !== null && exporter !== 'otlp' && exporter !== 'none') {
+    throw new ConfigError('OTEL_TRACES_EXPORTER must be otlp or none (only the OTLP/HTTP exporter is built in)');
+  }
+  const tracesEndpoint = url(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  const endpoint = url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (exporter === 'none' || bool(env, 'OTEL_SDK_DISABLED', false)) return { enabled: false };
+  if (exporter === null && !tracesEndpoint && !endpoint) return { enabled: false };
+  const tracesUrl = tracesEndpoint ?? `${(endpoint ?? 'http://localhost:4318').replace(/\/+$/, '')}/v1/traces`;
+  return { enabled: true, tracesUrl, headers: otlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS), serviceName: env.OTEL_SERVICE_NAME?.trim() || 'agent-session-gateway' };
+}
+
+/** `key1=value1,key2=value2`, values URL-encoded (the OTLP exporter specification's format). */
+function otlpHeaders(raw: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of (raw ?? '').split(',')) {
+    if (!pair.trim()) continue;
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new ConfigError('OTEL_EXPORTER_OTLP_HEADERS must be key=value pairs separated by commas');
+    headers[pair.slice(0, at).trim()] = decodeURIComponent(pair.slice(at + 1).trim());
+  }
+  return headers;
+}
+
 function ciRunner(raw: string | undefined): boolean {
   const value = raw?.trim().toLowerCase() ?? '';
   return value !== '' && value !== 'false' && value !== '0';

@@ -29,6 +29,10 @@ import type { LanguageModel } from './llm/llm.port';
 import { OfflineLanguageModel } from './llm/offline.adapter';
 import { OpenAIResponsesAdapter } from './llm/openai-responses.adapter';
 import { createLogger, type Logger } from './logger';
+import { httpInstrumentation, liveOperationObserver, operationMetricsPlugin } from './observability/http-instrumentation';
+import { busLagListener, CountingTurnEventSink, InstrumentedLanguageModel, InstrumentedRetriever, statementObserver } from './observability/instrumented-ports';
+import { GatewayMetrics, OperationNames } from './observability/metrics';
+import { startTracing } from './observability/tracing';
 import { IdempotentCalls } from './orchestrator/idempotent-calls';
 import { Orchestrator } from './orchestrator/orchestrator';
 import { RequestHandler } from './orchestrator/request-handler';
@@ -37,7 +41,10 @@ import type { Retriever } from './retrieval/retrieval.port';
 import { blobRouter } from './server/blob-routes';
 import { dashboardRouter } from './server/dashboard';
 import { createHttpApp } from './server/http-app';
+import { LiveOperations } from './server/live-operations';
+import { metricsRouter } from './server/metrics-route';
 import { restExecuteRouter } from './server/rest-execute';
+import { createGraphQLSse, type GraphQLSseServer } from './server/sse-server';
 import { attachGraphQLWebSocket, type GraphQLWebSocketServer } from './server/ws-server';
 import { createSessionStore, type SessionStore } from './sessions/session-store';
 import { TurnProvenance } from './sessions/turn-provenance';
@@ -54,6 +61,8 @@ export interface Gateway {
   readonly server: Server;
   /** Where the orchestrator writes streamed answer text (turnOutput subscribers read it). */
   readonly output: TurnOutputSink;
+  /** Prometheus metrics (GET /metrics renders them). */
+  readonly metrics: GatewayMetrics;
   /** The subscription machinery, for metrics and tests. */
   readonly live: LiveRuntime;
   /** The turn pipeline (sweeps, in-flight count, lease release). */
@@ -70,6 +79,9 @@ export interface LiveRuntime {
   readonly bus: EventBus;
   readonly executor: SubscriptionExecutor;
   readonly websockets: GraphQLWebSocketServer;
+  readonly sse: GraphQLSseServer;
+  /** Auth, limits and the document cache shared by the WebSocket and SSE transports. */
+  readonly operations: LiveOperations;
   readonly pruner: EventPruner;
 }
 
@@ -82,6 +94,16 @@ export async function createGateway(
   logger: Logger = createLogger(config.logLevel),
   hooks: GatewayHooks = {},
 ): Promise<Gateway> {
+  const tracing = startTracing(config.tracing);
+  // Read at scrape time, once everything below exists.
+  const metrics = new GatewayMetrics({
+    websocketConnections: () => websockets.connections,
+    sseStreams: () => sse.streams,
+    activeSubscriptions: () => executor.subscriberCount,
+    liveGroups: () => executor.groupCount,
+    poolUse: () => db.poolUse(),
+  });
+  const instruments = { metrics, tracing };
   const retrieval = createRetrieval(config, logger);
   logger.info(retrieval.description, 'retrieval configured');
   const db = await openGatewayDatabase({
@@ -92,6 +114,7 @@ export async function createGateway(
     queryTimeoutMs: config.dbQueryTimeoutMs,
     logger,
     ...(hooks.onQuery ? { onQuery: hooks.onQuery } : {}),
+    observeStatement: statementObserver(instruments, config.databaseUrl ? 'mysql' : 'sqlite'),
   });
   const bus: EventBus = config.live.redisUrl
     ? new RedisEventBus({ url: config.live.redisUrl, keyPrefix: config.live.redisKeyPrefix, timeoutMs: config.live.redisTimeoutMs, logger })
@@ -99,10 +122,11 @@ export async function createGateway(
   const history = new TurnEventRepository(db);
   const statuses = new TurnEventSequencer(bus, history, logger);
   await statuses.start();
+  const stopLagWatch = bus.onTurnStatus(busLagListener(metrics));
   const now = hooks.now ?? (() => new Date());
-  const store = createSessionStore({ db, events: bus, now });
+  const store = createSessionStore({ db, events: new CountingTurnEventSink(bus, metrics), now });
   const contexts = new ContextDirectory(db);
-  const retriever = hooks.retriever ?? retrieval.retriever;
+  const retriever = new InstrumentedRetriever(hooks.retriever ?? retrieval.retriever, instruments);
   const blobs = blobStoreOf(config);
   const idempotencyKeys = new IdempotencyKeys(db, now);
   const orchestrator = new Orchestrator({
@@ -110,7 +134,7 @@ export async function createGateway(
     leases: store.leases,
     contexts,
     blobs,
-    llm: languageModelOf(config),
+    llm: new InstrumentedLanguageModel(languageModelOf(config, () => metrics.llmRetries.inc()), instruments),
     retriever,
     retrievalLimit: config.retrieval.topK,
     output: hooks.output ?? bus,
@@ -150,6 +174,18 @@ export async function createGateway(
   };
   const protection = createProtection(config.limits, config.isProduction, gatewaySchema());
   const server = createServer();
+  const executor = new SubscriptionExecutor({ logger, shared: config.live.wsSharedExecution, formatError: protection.formatError });
+  const operationNames = new OperationNames();
+  const operations = new LiveOperations({
+    config,
+    logger,
+    services,
+    protection,
+    schema: gatewaySchema(),
+    executor,
+    observe: liveOperationObserver(metrics, operationNames, tracing),
+  });
+  const sse = createGraphQLSse({ config, logger, operations });
   const { app, apollo } = await createHttpApp({
     config,
     logger,
@@ -158,7 +194,11 @@ export async function createGateway(
     readiness: { database: () => db.ping(), blobs: () => blobs.ping() },
     degradable: { subscriptions: () => bus.check() },
     httpServer: server,
+    middleware: [httpInstrumentation(metrics, tracing)],
+    plugins: [operationMetricsPlugin(metrics, operationNames)],
     routers: [
+      metricsRouter({ render: () => metrics.render(), contentType: metrics.contentType, token: config.metricsToken }),
+      sse.router,
       restExecuteRouter({ handler, jwtSecret: config.jwtSecret, bodyLimitBytes: config.limits.bodyLimitBytes, logger }),
       blobRouter({ blobs, sessions: store.reads, jwtSecret: config.jwtSecret, logger }),
       // Built next to this file by `npm run build` (dist/web).
@@ -167,8 +207,7 @@ export async function createGateway(
   });
   server.on('request', app);
   orchestrator.startBackgroundWork({ sweeper: hooks.sweeper ?? true });
-  const executor = new SubscriptionExecutor({ logger, shared: config.live.wsSharedExecution, formatError: protection.formatError });
-  const websockets = attachGraphQLWebSocket({ config, logger, services, protection, schema: gatewaySchema(), executor, httpServer: server });
+  const websockets = attachGraphQLWebSocket({ config, logger, operations, httpServer: server });
   const pruner = new EventPruner(history, config.live.eventRetentionHours, logger);
   pruner.start();
   // Turns still running here fail as interrupted rather than wait for a sweeper elsewhere.
@@ -194,7 +233,8 @@ export async function createGateway(
         });
       }),
     output: bus,
-    live: { bus, executor, websockets, pruner },
+    live: { bus, executor, websockets, sse, operations, pruner },
+    metrics,
     orchestrator,
     onShutdown: (name, hook) => {
       shutdownHooks.push({ name, hook });
@@ -202,6 +242,7 @@ export async function createGateway(
     close: () =>
       (closing ??= (async () => {
         websockets.stopAccepting();
+        sse.close();
         const forced = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
         try {
           await websockets.close(config.shutdownGraceMs);
@@ -213,10 +254,12 @@ export async function createGateway(
           await runHooks(shutdownHooks, config.shutdownGraceMs, logger);
           await budget.close();
           await pruner.stop();
+          stopLagWatch();
           statuses.close();
           await bus.close();
           await retrieval.close();
           await db.close();
+          await tracing.shutdown();
         }
       })()),
   };
@@ -255,7 +298,7 @@ function blobStoreOf(config: Config): BlobStore {
 }
 
 /** The OpenAI Responses API when OPENAI_API_KEY is set, else the offline adapter. */
-function languageModelOf(config: Config): LanguageModel {
+function languageModelOf(config: Config, onRetry: () => void): LanguageModel {
   if (!config.openaiApiKey) return new OfflineLanguageModel();
   const { llmTimeoutMs, llmMaxRetries, llmRetryMaxDelayMs } = config.execute;
   return new OpenAIResponsesAdapter({
@@ -263,6 +306,7 @@ function languageModelOf(config: Config): LanguageModel {
     baseURL: config.openaiBaseUrl,
     timeoutMs: llmTimeoutMs,
     retry: { maxRetries: llmMaxRetries, maxDelayMs: llmRetryMaxDelayMs },
+    onRetry,
   });
 }
 

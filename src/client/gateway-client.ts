@@ -7,6 +7,7 @@ import { getText, postOperation, type HttpOptions, type RequestOptions } from '.
 import { DEFAULT_RETRY, resumableSubscription, type RetryPolicy, type SubscriptionObserver } from './resumable-subscription';
 import { resumePlanOf } from './resume';
 import type { ConnectionStatus, SubscriptionTransport, TokenSource } from './transport';
+import { sseTransport } from './sse-transport';
 import { webSocketTransport } from './ws-transport';
 
 export interface GatewayClientOptions {
@@ -19,8 +20,14 @@ export interface GatewayClientOptions {
   readonly fetch?: typeof fetch;
   /** The WebSocket class when there is no global one (Node 20: `import WebSocket from 'ws'`). */
   readonly webSocketImpl?: unknown;
-  /** Another subscription transport (replaces the WebSocket one; wsUrl and webSocketImpl are then unused). */
-  readonly transport?: SubscriptionTransport;
+  /**
+   * How subscriptions travel: 'ws' (graphql-ws, the default), 'sse' (graphql-sse, one HTTP
+   * event stream per subscription, for networks where WebSockets are unwelcome), or a
+   * transport of your own.
+   */
+  readonly transport?: 'ws' | 'sse' | SubscriptionTransport;
+  /** The event-stream endpoint for 'sse'; by default `url` + `/stream`. */
+  readonly sseUrl?: string;
   readonly retry?: Partial<RetryPolicy>;
 }
 
@@ -46,13 +53,7 @@ export interface GatewayClient {
 export function createGatewayClient(options: GatewayClientOptions): GatewayClient {
   // The global fetch is called as a plain function: browsers refuse it detached from `window`.
   const http: HttpOptions = { url: options.url, token: options.token, fetch: options.fetch ?? ((input, init) => fetch(input, init)) };
-  const transport =
-    options.transport ??
-    webSocketTransport({
-      url: options.wsUrl ?? options.url.replace(/^http/, 'ws'),
-      token: options.token,
-      ...(options.webSocketImpl ? { webSocketImpl: options.webSocketImpl } : {}),
-    });
+  const transport = transportOf(options, http.fetch);
   const retry: RetryPolicy = { ...DEFAULT_RETRY, ...options.retry };
   const printed = new WeakMap<DocumentNode, string>();
   const live = new Set<() => void>();
@@ -95,6 +96,17 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     },
   };
   return client;
+}
+
+function transportOf(options: GatewayClientOptions, fetchFn: typeof fetch): SubscriptionTransport {
+  const chosen = options.transport ?? 'ws';
+  if (typeof chosen !== 'string') return chosen;
+  if (chosen === 'sse') return sseTransport({ url: options.sseUrl ?? `${options.url.replace(/\/$/, '')}/stream`, token: options.token, fetch: fetchFn });
+  return webSocketTransport({
+    url: options.wsUrl ?? options.url.replace(/^http/, 'ws'),
+    token: options.token,
+    ...(options.webSocketImpl ? { webSocketImpl: options.webSocketImpl } : {}),
+  });
 }
 
 function textOf(cache: WeakMap<DocumentNode, string>, document: DocumentNode): string {

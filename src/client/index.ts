@@ -9,5 +9,6 @@ export { GatewayError, type ClientErrorCode } from './errors';
 export type { RequestOptions } from './http';
 export type { RetryPolicy, SubscriptionObserver } from './resumable-subscription';
 export type { ConnectionStatus, SubscriptionRequest, SubscriptionTransport, TokenSource, TransportFailure, TransportSink } from './transport';
+export { sseTransport, type SseTransportOptions } from './sse-transport';
 export { webSocketTransport, type WebSocketTransportOptions } from './ws-transport';
 export * from './generated/operations';

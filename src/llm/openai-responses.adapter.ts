@@ -11,6 +11,8 @@ export interface OpenAIResponsesOptions {
   /** Deadline of one provider call, stream included (LLM_TIMEOUT_MS). */
   readonly timeoutMs: number;
   readonly retry: RetryBounds;
+  /** Told of every attempt made again after a retryable failure (metrics). */
+  readonly onRetry?: () => void;
 }
 
 /** A failure of one attempt, with what the retry decision needs. */
@@ -90,6 +92,7 @@ export class OpenAIResponsesAdapter implements LanguageModel {
         if (!failure.retryable || streamed) throw failure.error;
         const decision = decideRetry(attempt, failure.headers, this.options.retry);
         if (!decision.retry) throw new LlmError('failed', `${failure.error.message}; ${decision.reason}`, failure.error.provider);
+        this.options.onRetry?.();
         try {
           await sleep(decision.delayMs, options.signal);
         } catch {

@@ -20,6 +20,20 @@ export interface DatabaseOptions {
   readonly logger: Logger;
   /** Called with every SQL statement; the query-count tests listen here. */
   readonly onQuery?: (sql: string) => void;
+  /** Wraps every statement's execution (metrics, traces); it must return what `run` returns. */
+  readonly observeStatement?: StatementObserver;
+}
+
+/** Runs one SQL statement (`run`) and may time or trace it; `sql` is the statement text. */
+export type StatementObserver = <T>(sql: string, run: () => Promise<T>) => Promise<T>;
+
+/** Connections of the MySQL pool right now; null on the embedded database (one connection). */
+export interface PoolUse {
+  readonly size: number;
+  readonly inUse: number;
+  readonly idle: number;
+  /** Statements waiting for a connection. */
+  readonly waiting: number;
 }
 
 /** Entity schemas by the name their feature reads them by; each feature brings its own. */
@@ -38,6 +52,8 @@ export interface Database<E extends EntitySchemas = EntitySchemas> {
   transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T>;
   /** Readiness: throws StoreUnavailableError unless the database answers (MySQL: within the connect timeout). */
   ping(): Promise<void>;
+  /** The pool's use now (metrics). */
+  poolUse(): PoolUse | null;
   close(): Promise<void>;
 }
 
@@ -99,7 +115,7 @@ export async function openDatabase<E extends EntitySchemas>(
     });
     guard.attach((dataSource.driver as unknown as { pool: Parameters<MysqlStoreGuard['attach']>[0] }).pool);
   }
-  typeStoreErrors(dataSource);
+  typeStoreErrors(dataSource, options.observeStatement ?? ((_sql, run) => run()));
   let queue: Promise<unknown> = Promise.resolve();
 
   return {
@@ -126,6 +142,14 @@ export async function openDatabase<E extends EntitySchemas>(
       if (guard) await guard.ping();
       else await dataSource.query('SELECT 1');
     },
+    poolUse() {
+      if (!options.databaseUrl) return null;
+      const pool = (dataSource.driver as unknown as { pool?: MysqlPoolInternals }).pool;
+      if (!pool) return null;
+      const size = pool._allConnections?.length ?? 0;
+      const idle = pool._freeConnections?.length ?? 0;
+      return { size: options.poolSize, inUse: size - idle, idle, waiting: pool._connectionQueue?.length ?? 0 };
+    },
     async close() {
       guard?.close();
       if (dataSource.isInitialized) await dataSource.destroy();
@@ -138,7 +162,7 @@ export async function openDatabase<E extends EntitySchemas>(
  * reached" becomes one typed error (StoreUnavailableError, SERVICE_UNAVAILABLE) for every
  * caller; other errors pass unchanged.
  */
-function typeStoreErrors(dataSource: DataSource): void {
+function typeStoreErrors(dataSource: DataSource, observe: StatementObserver): void {
   const driver = dataSource.driver;
   const create = driver.createQueryRunner.bind(driver);
   // better-sqlite3 hands out the same runner every time: wrapping it again on each hand-out
@@ -156,11 +180,20 @@ function typeStoreErrors(dataSource: DataSource): void {
       });
     // query's overloads cannot be restated generically; arguments and result pass through.
     (runner as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = (...args) =>
-      query(...args).catch((e: unknown) => {
-        throw typedStoreError(e);
-      });
+      observe(String(args[0]), () =>
+        query(...args).catch((e: unknown) => {
+          throw typedStoreError(e);
+        }),
+      );
     return runner;
   };
+}
+
+/** mysql2 keeps its pool's counts in these (undocumented, stable since mysql2 1.x) arrays; read only for metrics. */
+interface MysqlPoolInternals {
+  readonly _allConnections?: { readonly length: number };
+  readonly _freeConnections?: { readonly length: number };
+  readonly _connectionQueue?: { readonly length: number };
 }
 
 /** TypeORM wants to know up front whether it talks to MariaDB; the server says so itself. */

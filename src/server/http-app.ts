@@ -3,7 +3,7 @@ import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
 import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
-import express, { type Express, type Router } from 'express';
+import express, { type Express, type RequestHandler, type Router } from 'express';
 import type { Config } from '../config';
 import { isDomainError } from '../domain/errors';
 import type { Protection } from '../graphql/protection';
@@ -34,6 +34,10 @@ export interface HttpAppDeps {
   readonly httpServer: Server;
   /** Further HTTP routes (REST execute, blobs), mounted before /graphql. */
   readonly routers?: readonly Router[];
+  /** Runs first on every request (metrics, traces). */
+  readonly middleware?: readonly RequestHandler[];
+  /** Further Apollo plugins (operation metrics). */
+  readonly plugins?: readonly ApolloServerPlugin<GraphQLContext>[];
 }
 
 /** Express app: GraphQL over HTTP at /graphql, health at /healthz and /readyz. */
@@ -56,6 +60,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<{ app: Express; 
       ApolloServerPluginCacheControlDisabled(),
       ...protection.plugins,
       errorLogging(logger),
+      ...(deps.plugins ?? []),
     ],
   });
   await apollo.start();
@@ -64,6 +69,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<{ app: Express; 
   app.disable('x-powered-by');
   app.set('trust proxy', false);
   app.use(assignRequestId);
+  for (const handler of deps.middleware ?? []) app.use(handler);
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', uptimeSeconds: Math.round(process.uptime()) });

@@ -2,8 +2,9 @@ import type { FormattedExecutionResult, GraphQLFormattedError } from 'graphql';
 import { GRAPHQL_TRANSPORT_WS_PROTOCOL, MessageType, parseMessage, stringifyMessage, type Message, type SubscribePayload } from 'graphql-ws';
 import type { RawData, WebSocket } from 'ws';
 import type { Caller } from '../domain/caller';
-import type { LiveSubscription, SubscriberSink } from '../graphql/live/live-group';
+import type { LiveSubscription } from '../graphql/live/live-group';
 import type { Logger } from '../logger';
+import type { OperationSink } from './live-operations';
 import { GatewayCloseCode } from './ws-limits';
 
 /** `connection_init` accepted: who is connected, until when. */
@@ -207,7 +208,7 @@ export class Connection {
  * It keeps its frame head (`{"id":…,"type":"next","payload":`) ready, so sending a shared
  * payload costs one copy and no serialisation.
  */
-export class Operation implements SubscriberSink {
+export class Operation implements OperationSink {
   private live: LiveSubscription | null = null;
   private ended = false;
   private readonly head: string;

@@ -1,4 +1,5 @@
 import type { DocumentNode } from 'graphql';
+import type { Caller } from '../domain/caller';
 
 /**
  * Every close code the gateway's WebSocket server sends: graphql-transport-ws's own (the
@@ -41,7 +42,10 @@ export enum GatewayCloseCode {
 /** Node refuses request headers over 16 KiB with 431; a `connection_init` token gets the same bound. */
 export const MAX_TOKEN_BYTES = 16 * 1024;
 
-/** WebSockets per user on this instance. */
+/** The key a user's connections are counted under: ids are unique within an org only. */
+export const userKeyOf = (caller: Pick<Caller, 'orgId' | 'userId'>): string => `${caller.orgId}\n${caller.userId}`;
+
+/** Connections (WebSockets, or SSE streams) per user on this instance. */
 export class ConnectionsPerUser {
   private readonly open = new Map<string, number>();
 

@@ -97,7 +97,7 @@ describe('WebSocket limits (defaults)', () => {
       await waitUntil(() => s.messages.filter((m) => m.type === 'complete' || m.type === 'error').length === (batch + 1) * 20, 10_000, 'the batch');
     }
     expect(errorsFor(s)).toEqual([]);
-    const bytes = t.gateway.live.websockets.documentCacheBytes;
+    const bytes = t.gateway.live.operations.documentCacheBytes;
     expect(bytes).toBeGreaterThan(8 * 1024 * 1024);
     expect(bytes).toBeLessThanOrEqual(16 * 1024 * 1024);
   }, 60_000);

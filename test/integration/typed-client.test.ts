@@ -32,7 +32,7 @@ class Seen<T> {
   };
 }
 
-function clientSuite(options: () => GatewayOptions): void {
+function clientSuite(options: () => GatewayOptions, transport: 'ws' | 'sse'): void {
   let t: TestGateway;
   let proxy: TcpProxy;
   const clients: GatewayClient[] = [];
@@ -44,6 +44,7 @@ function clientSuite(options: () => GatewayOptions): void {
     const client = createGatewayClient({
       url: `http://127.0.0.1:${proxy.port}/graphql`,
       token,
+      transport,
       webSocketImpl: WebSocket,
       retry: { initialDelayMs: 20, maxDelayMs: 300 },
     });
@@ -116,6 +117,8 @@ function clientSuite(options: () => GatewayOptions): void {
       const bobs = await addTurn(sessions, bob, other.id, `bob ${round}`);
       // Mid-stream: the client has seen some of this round, and the rest happens while it is away.
       await waitUntil(() => session.items.some((e) => e.turnStatusChanged.turn.id === pending.id), 10_000, `round ${round} to arrive`);
+      // Both are back from the last outage, so this one drops both.
+      await waitUntil(() => subscribers() === 2, 10_000, 'both subscriptions to be back');
       await outage(async () => {
         if (round % 2) await completeTurn(sessions, alice, mine.id, pending.id, `answer ${round}`);
         else await failTurn(sessions, alice, mine.id, pending.id);
@@ -187,10 +190,10 @@ function clientSuite(options: () => GatewayOptions): void {
   });
 }
 
-describe('typed client against an embedded gateway (SQLite, in-process bus)', () => clientSuite(() => ({})));
+describe.each(['ws', 'sse'] as const)('typed client over %s', (transport) => {
+  describe('against an embedded gateway (SQLite, in-process bus)', () => clientSuite(() => ({}), transport));
 
-describeWithRedis('typed client against a gateway on MySQL and Redis', () => {
-  describeWithMysql('(both servers)', () =>
-    clientSuite(() => ({ database: 'mysql', bus: 'redis' })),
-  );
+  describeWithRedis('against a gateway on MySQL and Redis', () => {
+    describeWithMysql('(both servers)', () => clientSuite(() => ({ database: 'mysql', bus: 'redis' }), transport));
+  });
 });

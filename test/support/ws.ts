@@ -30,7 +30,15 @@ export interface Subscribed<T> {
   unsubscribe(): void;
 }
 
-export function subscribe<T = Record<string, unknown>>(client: Client, query: string, variables: Record<string, unknown> = {}): Subscribed<T> {
+/** What graphql-ws and graphql-sse clients have alike: `subscribe(request, sink)`. */
+export interface SubscribingClient {
+  subscribe<T>(
+    request: { query: string; variables: Record<string, unknown> },
+    sink: { next(result: FormattedExecutionResult<T>): void; error(e: unknown): void; complete(): void },
+  ): () => void;
+}
+
+export function subscribe<T = Record<string, unknown>>(client: SubscribingClient, query: string, variables: Record<string, unknown> = {}): Subscribed<T> {
   const results: FormattedExecutionResult<T>[] = [];
   const data: T[] = [];
   const waiters: (() => void)[] = [];

@@ -210,6 +210,7 @@ describe('live configuration', () => {
       wsMaxPayloadBytes: 65_536,
       wsMaxBufferedBytes: 1_048_576,
       wsSharedExecution: true,
+      sseMaxStreamsPerUser: 100,
       redisTimeoutMs: 2_000,
     });
   });
@@ -227,6 +228,7 @@ describe('live configuration', () => {
         WS_MAX_PAYLOAD_BYTES: '4096',
         WS_MAX_BUFFERED_BYTES: '65536',
         WS_SHARED_EXECUTION: 'false',
+        SSE_MAX_STREAMS_PER_USER: '7',
         REDIS_TIMEOUT_MS: '500',
       }).live,
     ).toEqual({
@@ -240,6 +242,7 @@ describe('live configuration', () => {
       wsMaxPayloadBytes: 4096,
       wsMaxBufferedBytes: 65_536,
       wsSharedExecution: false,
+      sseMaxStreamsPerUser: 7,
       redisTimeoutMs: 500,
     });
   });

@@ -6,8 +6,8 @@ import type { LiveSource } from './live-source';
 
 /**
  * Where one subscriber's messages go: one operation on one connection. The transport
- * implements it (src/server/ws-connection.ts): it splices its operation id into the
- * serialised payload, bounds what it keeps for a socket that does not read, and sends.
+ * implements it (src/server/ws-connection.ts, src/server/sse-server.ts): it frames the
+ * serialised payload, bounds what it keeps for a client that does not read, and sends.
  */
 export interface SubscriberSink {
   /** Sends a `next` message whose payload is this serialised result; `flushed` runs once it left the process (or never will). */

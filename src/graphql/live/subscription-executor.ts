@@ -34,12 +34,12 @@ export interface SubscriptionExecutorOptions {
 export type Subscribed = { readonly live: LiveSubscription } | { readonly result: ExecutionResult };
 
 /**
- * Runs subscription operations for the WebSocket transport. Each subscriber's subscribe call
+ * Runs subscription operations for the live transports (WebSocket, SSE). Each subscriber's subscribe call
  * builds its source (access checked for that subscriber), and subscribers whose results
  * must be identical (same document, variables, and visibility) join one LiveGroup, which
  * executes each event once with loaders made for that event, formats and serialises the
- * result once, and hands the same bytes to every subscriber's sink; the transport only
- * splices each operation id in.
+ * result once, and hands the same bytes to every subscriber's sink, whatever its transport;
+ * the transport only frames them (an operation id spliced in, an SSE event around them).
  */
 export class SubscriptionExecutor {
   private readonly groups = new Map<string, LiveGroup<unknown>>();

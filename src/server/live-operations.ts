@@ -1,0 +1,209 @@
+import { randomUUID } from 'node:crypto';
+import {
+  execute,
+  getOperationAST,
+  GraphQLError,
+  NoSchemaIntrospectionCustomRule,
+  specifiedRules,
+  validate,
+  type DocumentNode,
+  type ExecutionArgs,
+  type FormattedExecutionResult,
+  type GraphQLFormattedError,
+  type GraphQLSchema,
+  type OperationTypeNode,
+  type ValidationRule,
+} from 'graphql';
+import type { Config } from '../config';
+import type { Caller } from '../domain/caller';
+import { isDomainError } from '../domain/errors';
+import type { GraphQLContext } from '../graphql/context';
+import type { LiveSubscription, SubscriberSink } from '../graphql/live/live-group';
+import { formatResult, type SubscriptionExecutor } from '../graphql/live/subscription-executor';
+import { createLoaders, type Loaders } from '../graphql/loaders';
+import type { Protection } from '../graphql/protection';
+import type { Services } from '../graphql/services';
+import type { Logger } from '../logger';
+import { authenticate } from './auth';
+import { DocumentCache, MAX_TOKEN_BYTES } from './ws-limits';
+
+/** One operation of a live transport (a WebSocket operation, an SSE stream): where its results go. */
+export interface OperationSink extends SubscriberSink {
+  /** The subscription now delivering to this operation; cancelled at once if the operation already ended. */
+  attach(live: LiveSubscription): void;
+  /** A result of this operation alone (a query's, or the errors of a refused subscription). */
+  result(result: FormattedExecutionResult): void;
+  /** Refused: the operation ends with these errors. */
+  error(errors: readonly GraphQLFormattedError[]): void;
+}
+
+/** What a client sent to start an operation, parsed at the edge. */
+export interface OperationRequest {
+  readonly query: string;
+  readonly operationName?: string | null;
+  readonly variables?: Readonly<Record<string, unknown>> | null;
+}
+
+/** A bearer token accepted, or why not. */
+export type Admission =
+  | { readonly kind: 'accepted'; readonly caller: Caller; readonly expiresAt: number }
+  | { readonly kind: 'token-too-large' | 'forbidden'; readonly reason: string };
+
+/** One operation as it was answered (a subscription: once subscribed or refused), for metrics and traces. */
+export interface OperationRecord {
+  readonly kind: OperationTypeNode | null;
+  readonly operationName: string | null;
+  readonly transport: LiveTransport;
+  /** "ok" or the first error's code. */
+  readonly outcome: string;
+  /** performance.timeOrigin-relative start and end, in ms. */
+  readonly startedAt: number;
+  readonly endedAt: number;
+}
+
+export type OperationObserver = (record: OperationRecord) => void;
+
+export type LiveTransport = 'ws' | 'sse';
+
+export interface LiveOperationsDeps {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly services: Services;
+  readonly protection: Protection;
+  readonly schema: GraphQLSchema;
+  readonly executor: SubscriptionExecutor;
+  readonly observe?: OperationObserver;
+}
+
+/** Parsed documents shared by every live transport; a bound in (estimated) bytes, not entries. */
+const DOCUMENT_CACHE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * What every live transport does the same way (graphql-ws and graphql-sse): the bearer
+ * token, the HTTP transport's parser (token limit), validation rules (depth, aliases,
+ * directives, no introspection in production) and cost check, the per-connection
+ * operation limit, and then the SubscriptionExecutor for subscriptions (one execution and
+ * one serialised payload per group) or a plain execution for queries and mutations.
+ * The transports only differ in how they frame what `OperationSink` receives.
+ */
+export class LiveOperations {
+  /** Many subscribers send the same few documents: parse and validate each once, share the AST. */
+  private readonly documents = new DocumentCache(DOCUMENT_CACHE_BYTES);
+  private readonly rules: ValidationRule[];
+  private readonly format: Parameters<typeof formatResult>[2];
+
+  constructor(private readonly deps: LiveOperationsDeps) {
+    this.rules = [...specifiedRules, ...deps.protection.validationRules, ...(deps.config.isProduction ? [NoSchemaIntrospectionCustomRule] : [])];
+    this.format = { logger: deps.logger, formatError: deps.protection.formatError };
+  }
+
+  /** Estimated bytes held by the parsed-document cache. */
+  get documentCacheBytes(): number {
+    return this.documents.bytes;
+  }
+
+  /** An `Authorization`-style value ("Bearer <jwt>") checked as the HTTP transport checks it. */
+  admit(authorization: unknown): Admission {
+    if (typeof authorization === 'string' && Buffer.byteLength(authorization) > MAX_TOKEN_BYTES) {
+      return { kind: 'token-too-large', reason: `Token larger than ${MAX_TOKEN_BYTES} bytes` };
+    }
+    try {
+      const { caller, expiresAt } = authenticate(typeof authorization === 'string' ? authorization : null, this.deps.config.jwtSecret);
+      return { kind: 'accepted', caller, expiresAt: expiresAt.getTime() };
+    } catch (e) {
+      if (isDomainError(e)) return { kind: 'forbidden', reason: 'Forbidden' };
+      throw e;
+    }
+  }
+
+  /**
+   * Runs one operation for `caller`; `running` counts the operations its connection runs now,
+   * this one included; `readOnly` refuses mutations (a GET).
+   */
+  async run(sink: OperationSink, request: OperationRequest, caller: Caller, running: number, transport: LiveTransport, readOnly = false): Promise<void> {
+    const { config, protection, schema, executor, services } = this.deps;
+    const limit = config.live.wsMaxSubscriptionsPerConnection;
+    const operationName = request.operationName ?? null;
+    const startedAt = performance.now();
+    let kind: OperationTypeNode | null = null;
+    let named = operationName;
+    const done = (outcome: string) => this.deps.observe?.({ kind, operationName: named, transport, outcome, startedAt, endedAt: performance.now() });
+    const refuse = (errors: readonly GraphQLError[]) => {
+      done(String(errors[0]?.extensions.code ?? 'INTERNAL_SERVER_ERROR'));
+      sink.error(errors.map((error) => protection.formatError(error.toJSON(), error)));
+    };
+    if (running > limit) {
+      return refuse([
+        new GraphQLError(`At most ${limit} operations may run at once on one connection; complete one first`, {
+          extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', limit },
+        }),
+      ]);
+    }
+    let document = this.documents.get(request.query);
+    if (!document) {
+      const checked = this.parseAndValidate(request.query);
+      if (Array.isArray(checked)) return refuse(checked);
+      document = checked;
+      this.documents.set(request.query, document);
+    }
+    const variables = request.variables ?? null;
+    const tooCostly = protection.checkCost(document, operationName, variables);
+    if (tooCostly) return refuse([tooCostly]);
+    const ast = getOperationAST(document, operationName);
+    kind = ast?.operation ?? null;
+    named = ast?.name?.value ?? operationName;
+    if (!kind) return refuse([new GraphQLError('Unable to identify operation', { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })]);
+    // GraphQL over HTTP: a GET must not change anything.
+    if (readOnly && kind === 'mutation') return refuse([new GraphQLError('Mutations cannot be sent over GET', { extensions: { code: 'BAD_REQUEST' } })]);
+    let loaders: Loaders | null = null;
+    const context: GraphQLContext = {
+      caller,
+      services,
+      // Made on first use: a subscription's own context never needs them (each event gets fresh ones).
+      get loaders() {
+        return (loaders ??= createLoaders(caller, services));
+      },
+      requestId: randomUUID(),
+      budget: protection.responseBudget(),
+    };
+    const args: ExecutionArgs = { schema, document, operationName, variableValues: variables, contextValue: context };
+    let result: FormattedExecutionResult;
+    if (kind === 'subscription') {
+      const subscribed = await executor.subscribe(args, sink);
+      if ('live' in subscribed) {
+        done('ok');
+        return sink.attach(subscribed.live);
+      }
+      result = formatResult(subscribed.result, context, this.format);
+    } else {
+      result = formatResult(await execute(args), context, this.format);
+    }
+    done(outcomeOf(result));
+    sink.result(result);
+    sink.complete();
+  }
+
+  private parseAndValidate(query: string): DocumentNode | GraphQLError[] {
+    let document: DocumentNode;
+    try {
+      document = this.deps.protection.parse(query);
+    } catch (e) {
+      if (!(e instanceof GraphQLError)) throw e;
+      return [new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, extensions: { code: 'GRAPHQL_PARSE_FAILED' } })];
+    }
+    const errors = validate(this.deps.schema, document, this.rules);
+    // Coded as Apollo codes them over HTTP, whatever code a rule chose.
+    if (errors.length > 0) {
+      return errors.map((e) => new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
+    }
+    return document;
+  }
+}
+
+/** "ok", or the first error's code: a bounded label. */
+export function outcomeOf(result: FormattedExecutionResult): string {
+  const first = result.errors?.[0];
+  if (!first) return 'ok';
+  const code = first.extensions?.code;
+  return typeof code === 'string' ? code : 'INTERNAL_SERVER_ERROR';
+}
