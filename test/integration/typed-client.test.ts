@@ -37,6 +37,7 @@ function clientSuite(options: () => GatewayOptions, transport: 'ws' | 'sse'): vo
   let proxy: TcpProxy;
   const clients: GatewayClient[] = [];
   const statuses: ConnectionStatus[] = [];
+  const lastStatus = new Map<GatewayClient, ConnectionStatus>();
   const tokenOf = (c: Caller, ttl?: number) =>
     t.token({ userId: c.userId, userName: c.userName, orgId: c.orgId, orgName: c.orgName, roles: [...c.roles] }, ttl);
   /** A client that reaches the gateway only through the proxy the test cuts. */
@@ -48,7 +49,10 @@ function clientSuite(options: () => GatewayOptions, transport: 'ws' | 'sse'): vo
       webSocketImpl: WebSocket,
       retry: { initialDelayMs: 20, maxDelayMs: 300 },
     });
-    client.onStatus((s) => statuses.push(s));
+    client.onStatus((s) => {
+      statuses.push(s);
+      lastStatus.set(client, s);
+    });
     clients.push(client);
     return client;
   };
@@ -56,6 +60,9 @@ function clientSuite(options: () => GatewayOptions, transport: 'ws' | 'sse'): vo
   let sessions: SessionStore['lifecycle'];
   /** Cuts every connection through the proxy, lets `meanwhile` happen, then lets clients back in. */
   const outage = async (meanwhile: () => Promise<void>) => {
+    // The server counts a subscriber before its client has seen the stream open (SSE headers):
+    // cut only once every client says it is connected, so each cut is a disconnect it reports.
+    await waitUntil(() => clients.every((c) => lastStatus.get(c) === 'connected'), 10_000, 'every client to report connected');
     const before = subscribers();
     proxy.cut();
     await waitUntil(() => subscribers() < before, 10_000, 'the server to notice the dropped sockets');
@@ -73,6 +80,7 @@ function clientSuite(options: () => GatewayOptions, transport: 'ws' | 'sse'): vo
     await Promise.all(clients.splice(0).map((c) => c.dispose()));
     await waitUntil(() => subscribers() === 0, 10_000, 'subscribers to leave');
     statuses.length = 0;
+    lastStatus.clear();
   });
   afterAll(async () => {
     await proxy.close();
