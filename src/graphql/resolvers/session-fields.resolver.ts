@@ -4,6 +4,7 @@ import type { AgentContextRecord, ConversationContextRecord } from '../../domain
 import { assertPageSize, decodeCursor, encodeCursor, malformedCursor } from '../../domain/pagination';
 import type { SessionRecord } from '../../domain/session';
 import type { TurnRecord } from '../../domain/turn';
+import type { SessionSummaryRecord } from '../../sessions/session-store.port';
 import type { TurnStatus } from '../../domain/turn-status';
 import { toConnection, type ConnectionSource } from '../connections';
 import type { GraphQLContext } from '../context';
@@ -15,18 +16,24 @@ import { AgentSessionTurn, AgentSessionTurnConnection } from '../types/turn.type
 
 /**
  * Fields that a session and its summary both resolve through the request's loaders
- * (DD-007 names, the last turn, participants). One definition serves both types.
+ * (DD-007 names, the last turn, participants). One definition serves both types. A list
+ * reads the context names with its page (SessionSummaryRecord), so its names need no loader.
  */
 function sharedSessionFields(type: ClassType) {
   @Resolver(() => type)
   class SharedSessionFields {
     @FieldResolver(() => String, { nullable: true })
-    async agentContextName(@Root() s: SessionRecord, @Ctx() { loaders }: GraphQLContext): Promise<string | null> {
+    async agentContextName(@Root() s: SessionRecord | SessionSummaryRecord, @Ctx() { loaders }: GraphQLContext): Promise<string | null> {
+      if ('contextNames' in s) return s.contextNames.agent;
       return (await loaders.agentContext.load(s.agentContextId))?.name ?? null;
     }
 
     @FieldResolver(() => String, { nullable: true })
-    async conversationContextName(@Root() s: SessionRecord, @Ctx() { loaders }: GraphQLContext): Promise<string | null> {
+    async conversationContextName(
+      @Root() s: SessionRecord | SessionSummaryRecord,
+      @Ctx() { loaders }: GraphQLContext,
+    ): Promise<string | null> {
+      if ('contextNames' in s) return s.contextNames.conversation;
       if (!s.conversationContextId) return null;
       return (await loaders.conversationContext.load(s.conversationContextId))?.name ?? null;
     }
