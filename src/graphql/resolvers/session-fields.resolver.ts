@@ -22,20 +22,21 @@ import { AgentSessionTurn, AgentSessionTurnConnection } from '../types/turn.type
 function sharedSessionFields(type: ClassType) {
   @Resolver(() => type)
   class SharedSessionFields {
+    // Synchronous when the list read the names with its page: 2 promises less per summary.
     @FieldResolver(() => String, { nullable: true })
-    async agentContextName(@Root() s: SessionRecord | SessionSummaryRecord, @Ctx() { loaders }: GraphQLContext): Promise<string | null> {
+    agentContextName(@Root() s: SessionRecord | SessionSummaryRecord, @Ctx() { loaders }: GraphQLContext): string | null | Promise<string | null> {
       if ('contextNames' in s) return s.contextNames.agent;
-      return (await loaders.agentContext.load(s.agentContextId))?.name ?? null;
+      return loaders.agentContext.load(s.agentContextId).then((c) => c?.name ?? null);
     }
 
     @FieldResolver(() => String, { nullable: true })
-    async conversationContextName(
+    conversationContextName(
       @Root() s: SessionRecord | SessionSummaryRecord,
       @Ctx() { loaders }: GraphQLContext,
-    ): Promise<string | null> {
+    ): string | null | Promise<string | null> {
       if ('contextNames' in s) return s.contextNames.conversation;
       if (!s.conversationContextId) return null;
-      return (await loaders.conversationContext.load(s.conversationContextId))?.name ?? null;
+      return loaders.conversationContext.load(s.conversationContextId).then((c) => c?.name ?? null);
     }
 
     @FieldResolver(() => AgentContext, { nullable: true })
