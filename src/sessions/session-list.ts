@@ -78,7 +78,7 @@ export class SessionList {
     const items = rows.slice(0, first).map(toSummary);
     return {
       items,
-      cursors: items.map((s) => cursorOf(order, s)),
+      cursorOf: (s) => cursorOf(order, s),
       hasNextPage: rows.length > first,
       totalCount: count,
     };

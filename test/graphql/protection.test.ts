@@ -54,10 +54,12 @@ describe('abuse limits and transport rules', () => {
     const deep = `{ agentSessions { edges { node { ${nested(6)} } } } }`;
     for (let i = 0; i < 2; i++) expect((await firstError(deep))?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
     const wide = `query Wide($n: Int) { ${Array.from({ length: 10 }, (_, i) => `s${i}: agentSessions(first: $n) { edges { node { participants { id text } lastTurn { id } } } }`).join(' ')} }`;
-    expect((await t.gql(token, wide, { n: 1 })).body.errors).toBeUndefined();
-    const costly = await t.gql(token, wide, { n: 100 });
-    expect(costly.body.errors?.[0]?.message).toMatch(/cost/i);
-    expect(costly.body.data).toBeUndefined();
+    for (let i = 0; i < 2; i++) {
+      expect((await t.gql(token, wide, { n: 1 })).body.errors).toBeUndefined();
+      const costly = await t.gql(token, wide, { n: 100 });
+      expect(costly.body.errors?.[0]?.message).toMatch(/cost/i);
+      expect(costly.body.data).toBeUndefined();
+    }
     const anonymous = await fetch(`${t.url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

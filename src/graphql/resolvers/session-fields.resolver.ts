@@ -86,7 +86,7 @@ export class SessionFieldsResolver {
     const items = rows.slice(0, limit);
     const page = {
       items,
-      cursors: items.map((t) => encodeCursor(TURN_CURSOR, { key: t.sequenceNumber, id: t.id })),
+      cursorOf: (t: TurnRecord) => encodeCursor(TURN_CURSOR, { key: t.sequenceNumber, id: t.id }),
       hasNextPage: rows.length > limit,
     };
     const count = status
