@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import type { BlobStore } from './blobs/blob-store.port';
 import { LimitedExecuteBudget } from './budgets/execute-budget';
 import type { ExecuteBudget } from './budgets/execute-budget.port';
@@ -78,6 +79,7 @@ export async function createGateway(
   logger: Logger = createLogger(config.logLevel),
   hooks: GatewayHooks = {},
 ): Promise<Gateway> {
+  boundHeapGrowth();
   const retrieval = createRetrieval(config, logger);
   logger.info(retrieval.description, 'retrieval configured');
   const db = await openGatewayDatabase({
@@ -229,6 +231,20 @@ export interface GatewayHooks {
   readonly sweeper?: boolean;
   /** Where the built dashboard is; dist/web next to the built main.js by default. */
   readonly dashboardDir?: string;
+}
+
+/**
+ * Under load most of what a request allocates is still referenced when the young generation
+ * is collected (it waits on the database), so it is promoted and dies in the old generation.
+ * V8 then lets the old generation grow up to 4x the live heap before collecting it: the
+ * list bench left ~100 MB of garbage (live heap after a full GC: 26 MB; RSS 170-200 MB).
+ * Growing by 25% instead keeps RSS after that load near 130 MB for ~3% more GC time.
+ * An explicit --heap-growing-percent on the command line wins.
+ */
+const HEAP_GROWING_PERCENT = 25;
+function boundHeapGrowth(): void {
+  if (process.execArgv.some((arg) => arg.startsWith('--heap-growing-percent'))) return;
+  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
 }
 
 /*
