@@ -75,6 +75,40 @@ function queryCountSuite(mysql: boolean): void {
     expect(page100).toHaveLength(page25.length);
   });
 
+  it.each(['LAST_UPDATED_DESC', 'LAST_UPDATED_ASC', 'CREATED_DESC', 'NAME_ASC'])(
+    'pages through every visible session in %s order, each one once (newest first also in order, and by date)',
+    async (orderBy) => {
+      const PAGES = `query($orderBy: AgentSessionOrder, $after: String, $filter: AgentSessionFilter) {
+        agentSessions(first: 100, orderBy: $orderBy, after: $after, filter: $filter) {
+          totalCount pageInfo { hasNextPage endCursor } edges { node { id name lastUpdatedDate } }
+        }
+      }`;
+      type Pages = { agentSessions: { totalCount: number; pageInfo: { hasNextPage: boolean; endCursor: string | null }; edges: { node: { id: string; name: string; lastUpdatedDate: string } }[] } };
+      const token = t.token({ userId: 'user-2', roles: [] });
+      const seen: { id: string; name: string; lastUpdatedDate: string }[] = [];
+      let after: string | null = null;
+      let total = 0;
+      for (let page = 0; page < 10; page++) {
+        const res: { body: { data?: Pages | null; errors?: unknown } } = await t.gql<Pages>(token, PAGES, { orderBy, after });
+        expect(res.body.errors).toBeUndefined();
+        const list: Pages['agentSessions'] = res.body.data!.agentSessions;
+        total = list.totalCount;
+        seen.push(...list.edges.map((e) => e.node));
+        if (!list.pageInfo.hasNextPage) break;
+        after = list.pageInfo.endCursor;
+      }
+      expect(seen).toHaveLength(total);
+      expect(new Set(seen.map((s) => s.id)).size).toBe(total);
+      if (orderBy === 'LAST_UPDATED_DESC') {
+        const times = seen.map((s) => Date.parse(s.lastUpdatedDate));
+        expect(times).toEqual([...times].sort((a, b) => b - a));
+        const middle = seen[Math.floor(total / 2)]!.lastUpdatedDate;
+        const before = await t.gql<Pages>(token, PAGES, { filter: { updatedBefore: middle } });
+        expect(before.body.data!.agentSessions.totalCount).toBe(seen.filter((s) => Date.parse(s.lastUpdatedDate) < Date.parse(middle)).length);
+      }
+    },
+  );
+
   it('counts only when totalCount is selected', async () => {
     const counts = (statements: string[]) => statements.filter((sql) => /COUNT\(/i.test(sql)).length;
     expect(counts(await statementsFor(WITHOUT_TOTAL, 25, 'user-2', []))).toBe(0);
