@@ -9,7 +9,8 @@ export interface PageRequest {
 
 export interface Page<T> {
   readonly items: readonly T[];
-  readonly cursors: readonly string[];
+  /** The cursor of one of the items; computed only for the cursors a client selects. */
+  readonly cursorOf: (item: T) => string;
   readonly hasNextPage: boolean;
 }
 

@@ -7,11 +7,23 @@ export interface ConnectionSource<T> {
   readonly count: () => Promise<number>;
 }
 
+/** Cursors are getters: encoding one costs more than the rest of an edge, and most list views select none. */
 export function toConnection<T>(page: Page<T>, count: () => Promise<number>): ConnectionSource<T> {
-  const edges = page.items.map((node, i) => ({ node, cursor: page.cursors[i] as string }));
+  const edges = page.items.map((node) => ({
+    node,
+    get cursor() {
+      return page.cursorOf(node);
+    },
+  }));
+  const last = page.items.at(-1);
   return {
     edges,
-    pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null },
+    pageInfo: {
+      hasNextPage: page.hasNextPage,
+      get endCursor() {
+        return last === undefined ? null : page.cursorOf(last);
+      },
+    },
     count,
   };
 }

@@ -44,8 +44,9 @@ export function createProtection(limits: AbuseLimits, production: boolean, schem
     blockFieldSuggestion: { enabled: false },
   });
   const { plugins, validationRules } = armor.protect();
-  const check: Protection['checkCost'] = (document, operationName, variables) =>
-    checkCost(schema, limits.maxCost, document, operationName, variables);
+  const check = memoisedCost((document, operationName, variables) =>
+    checkCost(schema, limits.maxCost, document, operationName, variables),
+  );
   return {
     plugins: [...(plugins as ApolloServerPlugin<GraphQLContext>[]), costAndBudgetPlugin(check)],
     validationRules,
@@ -82,5 +83,32 @@ function costAndBudgetPlugin(check: Protection['checkCost']): ApolloServerPlugin
         },
       };
     },
+  };
+}
+
+/** Verdicts kept per document; variables beyond this many distinct sets are estimated each time. */
+const VERDICTS_PER_DOCUMENT = 32;
+/** Variables longer than this (as JSON) are not worth a cache key. */
+const MAX_KEY_LENGTH = 1_024;
+
+/**
+ * The cost verdict is a pure function of the document, the operation name and the variables,
+ * and Apollo hands out the same parsed document for the same query text (its document
+ * store), so a repeated operation reuses its verdict instead of walking the document again.
+ * Held weakly by the document: the cache lives no longer than Apollo's own entry.
+ */
+function memoisedCost(check: Protection['checkCost']): Protection['checkCost'] {
+  const verdicts = new WeakMap<DocumentNode, Map<string, GraphQLError | null>>();
+  return (document, operationName, variables) => {
+    const key = `${operationName ?? ''}\n${JSON.stringify(variables ?? {})}`;
+    if (key.length > MAX_KEY_LENGTH) return check(document, operationName, variables);
+    let known = verdicts.get(document);
+    const cached = known?.get(key);
+    if (cached !== undefined) return cached;
+    const verdict = check(document, operationName, variables);
+    if (!known) verdicts.set(document, (known = new Map()));
+    if (known.size >= VERDICTS_PER_DOCUMENT) known.clear();
+    known.set(key, verdict);
+    return verdict;
   };
 }

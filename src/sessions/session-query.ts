@@ -1,95 +1,108 @@
-import { Brackets, type ObjectLiteral, type SelectQueryBuilder } from 'typeorm';
+import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { isAdmin, type Caller } from '../domain/caller';
 import { decodeCursor, encodeCursor, malformedCursor, type CursorPosition } from '../domain/pagination';
-import type { SessionFilter, SessionOrder } from '../domain/session';
-import type { SessionRow } from './session.entities';
+import type { SessionFilter, SessionOrder, SessionRecord } from '../domain/session';
+
+/**
+ * A piece of a WHERE clause with named parameters (`:name`). Written with the tables'
+ * column names, so the same text serves a TypeORM query builder and a hand-written
+ * statement (the driver turns the names into its placeholders either way).
+ */
+export interface Condition {
+  readonly sql: string;
+  readonly params: Readonly<Record<string, unknown>>;
+}
 
 /**
  * SQL form of domain/visibility.ts `canRead`, for lists: the caller's org only; admins see
  * all of it, others what they own, take part in, or what is public; deleted sessions only
- * for admins who ask. The sessions must be joined as alias `s` (they need not be the root).
+ * for admins who ask. The sessions must be aliased `s` (they need not be the root).
  */
-export function applyVisibility<T extends ObjectLiteral>(qb: SelectQueryBuilder<T>, caller: Caller, includeDeleted: boolean): void {
-  qb.andWhere('s.orgId = :callerOrg', { callerOrg: caller.orgId });
-  if (!includeDeleted) qb.andWhere('s.isDeleted = :notDeleted', { notDeleted: false });
-  if (isAdmin(caller)) return;
-  qb.andWhere(
-    new Brackets((w) => {
-      w.where('s.ownerUserId = :callerUser', { callerUser: caller.userId })
-        .orWhere('s.isPublic = :isPublic', { isPublic: true })
-        .orWhere(
-          'EXISTS (SELECT 1 FROM agent_session_participants vp WHERE vp.session_id = s.id AND vp.user_id = :callerUser)',
-        );
-    }),
-  );
+export function visibility(caller: Caller, includeDeleted: boolean): Condition[] {
+  const conditions: Condition[] = [{ sql: 's.org_id = :callerOrg', params: { callerOrg: caller.orgId } }];
+  if (!includeDeleted) conditions.push({ sql: 's.is_deleted = :notDeleted', params: { notDeleted: false } });
+  if (!isAdmin(caller)) {
+    conditions.push({
+      sql:
+        '(s.owner_user_id = :callerUser OR s.is_public = :isPublic OR ' +
+        'EXISTS (SELECT 1 FROM agent_session_participants vp WHERE vp.session_id = s.id AND vp.user_id = :callerUser))',
+      params: { callerUser: caller.userId, isPublic: true },
+    });
+  }
+  return conditions;
 }
 
-export function applyFilter(qb: SelectQueryBuilder<SessionRow>, caller: Caller, filter: SessionFilter): void {
-  applyVisibility(qb, caller, filter.includeDeleted === true);
+export function applyVisibility<T extends ObjectLiteral>(qb: SelectQueryBuilder<T>, caller: Caller, includeDeleted: boolean): void {
+  for (const c of visibility(caller, includeDeleted)) qb.andWhere(c.sql, c.params);
+}
+
+const EQUAL_FILTERS = [
+  ['ownerUserId', 's.owner_user_id'],
+  ['agentContextId', 's.agent_context_id'],
+  ['conversationContextId', 's.conversation_context_id'],
+  ['workspaceId', 's.workspace_id'],
+  ['repo', 's.repo'],
+  ['lastTurnStatus', 's.last_turn_status'],
+] as const satisfies readonly (readonly [keyof SessionFilter, string])[];
+
+/** Visibility plus every filter the caller gave. */
+export function filterConditions(caller: Caller, filter: SessionFilter): Condition[] {
+  const conditions = visibility(caller, filter.includeDeleted === true);
   if (filter.participantId != null) {
     // The owner is recorded as a participant when the session is created (DD-003).
-    qb.andWhere(
-      'EXISTS (SELECT 1 FROM agent_session_participants fp WHERE fp.session_id = s.id AND fp.user_id = :participantId)',
-      { participantId: filter.participantId },
-    );
+    conditions.push({
+      sql: 'EXISTS (SELECT 1 FROM agent_session_participants fp WHERE fp.session_id = s.id AND fp.user_id = :participantId)',
+      params: { participantId: filter.participantId },
+    });
   }
-  const equal: [keyof SessionFilter & keyof SessionRow, string][] = [
-    ['ownerUserId', 'ownerUserId'],
-    ['agentContextId', 'agentContextId'],
-    ['conversationContextId', 'conversationContextId'],
-    ['workspaceId', 'workspaceId'],
-    ['repo', 'repo'],
-    ['lastTurnStatus', 'lastTurnStatus'],
-  ];
-  for (const [field, param] of equal) {
+  for (const [field, column] of EQUAL_FILTERS) {
     const value = filter[field];
-    if (value != null) qb.andWhere(`s.${field} = :${param}`, { [param]: value });
+    if (value != null) conditions.push({ sql: `${column} = :${field}`, params: { [field]: value } });
   }
-  if (filter.updatedAfter) qb.andWhere('s.lastUpdatedDate > :updatedAfter', { updatedAfter: filter.updatedAfter });
-  if (filter.updatedBefore) qb.andWhere('s.lastUpdatedDate < :updatedBefore', { updatedBefore: filter.updatedBefore });
+  if (filter.updatedAfter) conditions.push({ sql: 's.last_updated_date > :updatedAfter', params: { updatedAfter: filter.updatedAfter } });
+  if (filter.updatedBefore) conditions.push({ sql: 's.last_updated_date < :updatedBefore', params: { updatedBefore: filter.updatedBefore } });
   if (filter.search != null && filter.search !== '') {
-    qb.andWhere(`LOWER(s.name) LIKE :search ESCAPE '!'`, { search: `%${escapeLike(filter.search.toLowerCase())}%` });
+    conditions.push({ sql: `LOWER(s.name) LIKE :search ESCAPE '!'`, params: { search: `%${escapeLike(filter.search.toLowerCase())}%` } });
   }
+  return conditions;
 }
 
 const escapeLike = (text: string): string => text.replace(/[!%_]/g, (c) => `!${c}`);
 
 interface OrderSpec {
-  readonly column: 'lastUpdatedDate' | 'creationDate' | 'name';
+  readonly field: 'lastUpdatedDate' | 'creationDate' | 'name';
+  readonly column: string;
   readonly direction: 'ASC' | 'DESC';
 }
 
 const ORDERS: Record<SessionOrder, OrderSpec> = {
-  LAST_UPDATED_DESC: { column: 'lastUpdatedDate', direction: 'DESC' },
-  LAST_UPDATED_ASC: { column: 'lastUpdatedDate', direction: 'ASC' },
-  CREATED_DESC: { column: 'creationDate', direction: 'DESC' },
-  NAME_ASC: { column: 'name', direction: 'ASC' },
+  LAST_UPDATED_DESC: { field: 'lastUpdatedDate', column: 's.last_updated_date', direction: 'DESC' },
+  LAST_UPDATED_ASC: { field: 'lastUpdatedDate', column: 's.last_updated_date', direction: 'ASC' },
+  CREATED_DESC: { field: 'creationDate', column: 's.creation_date', direction: 'DESC' },
+  NAME_ASC: { field: 'name', column: 's.name', direction: 'ASC' },
 };
 
 /** Keyset pagination: (sort key, id) strictly after the cursor, in the order's direction. */
-export function applyOrder(qb: SelectQueryBuilder<SessionRow>, order: SessionOrder, after: string | null): void {
+export function afterCursor(order: SessionOrder, after: string): Condition {
   const spec = ORDERS[order];
-  if (after !== null) {
-    const position = decodeCursor(order, after);
-    const key = spec.column === 'name' ? position.key : toDate(position);
-    const cmp = spec.direction === 'ASC' ? '>' : '<';
-    qb.andWhere(
-      new Brackets((w) => {
-        w.where(`s.${spec.column} ${cmp} :cursorKey`, { cursorKey: key }).orWhere(
-          new Brackets((tie) => {
-            tie.where(`s.${spec.column} = :cursorKey`).andWhere(`s.id ${cmp} :cursorId`, { cursorId: position.id });
-          }),
-        );
-      }),
-    );
-  }
-  qb.orderBy(`s.${spec.column}`, spec.direction).addOrderBy('s.id', spec.direction);
+  const position = decodeCursor(order, after);
+  const key = spec.field === 'name' ? position.key : toDate(position);
+  const cmp = spec.direction === 'ASC' ? '>' : '<';
+  return {
+    sql: `(${spec.column} ${cmp} :cursorKey OR (${spec.column} = :cursorKey AND s.id ${cmp} :cursorId))`,
+    params: { cursorKey: key, cursorId: position.id },
+  };
 }
 
-export function cursorOf(order: SessionOrder, row: SessionRow): string {
-  const column = ORDERS[order].column;
-  const key = column === 'name' ? row.name : row[column].toISOString();
-  return encodeCursor(order, { key, id: row.id });
+export function orderBy(order: SessionOrder): string {
+  const { column, direction } = ORDERS[order];
+  return `${column} ${direction}, s.id ${direction}`;
+}
+
+export function cursorOf(order: SessionOrder, session: SessionRecord): string {
+  const field = ORDERS[order].field;
+  const key = field === 'name' ? session.name : session[field].toISOString();
+  return encodeCursor(order, { key, id: session.id });
 }
 
 function toDate(position: CursorPosition): Date {

@@ -1,19 +1,24 @@
 import type { EntityManager } from 'typeorm';
 import { isAdmin, type Caller } from '../domain/caller';
 import { forbidden } from '../domain/errors';
-import { assertPageSize, type PageRequest } from '../domain/pagination';
+import type { PageRequest } from '../domain/pagination';
 import type { SessionFilter, SessionOrder, SessionRecord } from '../domain/session';
 import type { TurnRecord } from '../domain/turn';
 import { LIMITS, optionalText } from '../domain/validation';
 import type { Database } from '../persistence/database';
 import { toSessionRecord, toTurnRecord } from './records';
-import { applyFilter, applyOrder, applyVisibility, cursorOf } from './session-query';
-import type { SessionPage, SessionReader } from './session-store.port';
+import { SessionList } from './session-list';
+import { applyVisibility } from './session-query';
+import type { ListOptions, SessionPage, SessionReader } from './session-store.port';
 import type { SessionEntities, SessionRow } from './session.entities';
 
 /** DD-003 reads: one session, one turn, the last turn, and filtered, ordered lists; never more than the caller may see. */
 export class SessionReads implements SessionReader {
-  constructor(private readonly db: Database<SessionEntities>) {}
+  private readonly list: SessionList;
+
+  constructor(private readonly db: Database<SessionEntities>) {
+    this.list = new SessionList(db);
+  }
 
   async getSession(caller: Caller, id: string): Promise<SessionRecord | null> {
     const row = await this.visibleSessionRow(this.db.dataSource.manager, caller, id);
@@ -38,29 +43,19 @@ export class SessionReads implements SessionReader {
     return row ? toTurnRecord(row) : null;
   }
 
-  async listSessions(caller: Caller, filter: SessionFilter, order: SessionOrder, page: PageRequest): Promise<SessionPage> {
-    const first = assertPageSize(page.first);
+  listSessions(
+    caller: Caller,
+    filter: SessionFilter,
+    order: SessionOrder,
+    page: PageRequest,
+    options: ListOptions = { withTotalCount: false },
+  ): Promise<SessionPage> {
     this.assertFilter(caller, filter);
-    const base = () => {
-      const qb = this.db.dataSource.manager.createQueryBuilder(this.db.entities.sessions, 's');
-      applyFilter(qb, caller, filter);
-      return qb;
-    };
-    const qb = base();
-    applyOrder(qb, order, page.after);
-    const rows = await qb.take(first + 1).getMany();
-    const items = rows.slice(0, first);
-    let counted: Promise<number> | null = null;
-    return {
-      items: items.map(toSessionRecord),
-      cursors: items.map((r) => cursorOf(order, r)),
-      hasNextPage: rows.length > first,
-      totalCount: () => (counted ??= base().getCount()),
-    };
+    return this.list.list(caller, filter, order, page, options);
   }
 
-  listSessionsForUser(caller: Caller, userId: string, page: PageRequest): Promise<SessionPage> {
-    return this.listSessions(caller, { participantId: userId }, 'LAST_UPDATED_DESC', page);
+  listSessionsForUser(caller: Caller, userId: string, page: PageRequest, options?: ListOptions): Promise<SessionPage> {
+    return this.listSessions(caller, { participantId: userId }, 'LAST_UPDATED_DESC', page, options);
   }
 
   assertFilter(caller: Caller, filter: SessionFilter): void {

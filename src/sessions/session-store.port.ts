@@ -82,9 +82,20 @@ export interface TurnLeases {
   expiredTurns(limit: number): Promise<ExpiredTurn[]>;
 }
 
-export interface SessionPage extends Page<SessionRecord> {
+/** A session as a list hands it out: with the DD-007 names of its contexts, read with the page. */
+export interface SessionSummaryRecord extends SessionRecord {
+  /** null when the context no longer exists (or the session has none). */
+  readonly contextNames: { readonly agent: string | null; readonly conversation: string | null };
+}
+
+export interface SessionPage extends Page<SessionSummaryRecord> {
   /** Counted only when asked for: most list views never show it. */
   readonly totalCount: () => Promise<number>;
+}
+
+export interface ListOptions {
+  /** The caller will want totalCount: it is counted alongside the page rather than after it. */
+  readonly withTotalCount: boolean;
 }
 
 /** DD-003 reads: only what the caller may see (a session of another org reads exactly like a missing one). */
@@ -95,9 +106,9 @@ export interface SessionReader {
   /** DD-003 GetLastAgentSessionTurnAsync: highest sequence number, any status. */
   getLastTurn(caller: Caller, sessionId: string): Promise<TurnRecord | null>;
   /** DD-003 GetAgentSessionsAsync: the sessions visible to the caller, filtered and ordered. */
-  listSessions(caller: Caller, filter: SessionFilter, order: SessionOrder, page: PageRequest): Promise<SessionPage>;
+  listSessions(caller: Caller, filter: SessionFilter, order: SessionOrder, page: PageRequest, options?: ListOptions): Promise<SessionPage>;
   /** DD-003 GetAgentSessionsForUserAsync: owned by the user or with a turn of theirs. */
-  listSessionsForUser(caller: Caller, userId: string, page: PageRequest): Promise<SessionPage>;
+  listSessionsForUser(caller: Caller, userId: string, page: PageRequest, options?: ListOptions): Promise<SessionPage>;
   /** Refuses a filter the caller may not use (includeDeleted) or with over-long values, as listSessions does. */
   assertFilter(caller: Caller, filter: SessionFilter): void;
 }

@@ -117,7 +117,7 @@ export class TurnProvenance {
     let counted: Promise<number> | null = null;
     return {
       items,
-      cursors: items.map((t) => encodeCursor(ORDERING, { key: t.creationDate.toISOString(), id: t.id })),
+      cursorOf: (t) => encodeCursor(ORDERING, { key: t.creationDate.toISOString(), id: t.id }),
       hasNextPage: rows.length > first,
       totalCount: () => (counted ??= base().getCount()),
     };

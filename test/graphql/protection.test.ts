@@ -50,6 +50,24 @@ describe('abuse limits and transport rules', () => {
     expect(error?.message).toMatch(/cost|aliases/i);
   });
 
+  it('checks the limits and the caller on every request, whether or not the document was seen before', async () => {
+    const deep = `{ agentSessions { edges { node { ${nested(6)} } } } }`;
+    for (let i = 0; i < 2; i++) expect((await firstError(deep))?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    const wide = `query Wide($n: Int) { ${Array.from({ length: 10 }, (_, i) => `s${i}: agentSessions(first: $n) { edges { node { participants { id text } lastTurn { id } } } }`).join(' ')} }`;
+    for (let i = 0; i < 2; i++) {
+      expect((await t.gql(token, wide, { n: 1 })).body.errors).toBeUndefined();
+      const costly = await t.gql(token, wide, { n: 100 });
+      expect(costly.body.errors?.[0]?.message).toMatch(/cost/i);
+      expect(costly.body.data).toBeUndefined();
+    }
+    const anonymous = await fetch(`${t.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: wide, variables: { n: 1 } }),
+    });
+    expect(anonymous.status).toBe(401);
+  });
+
   it('refuses batched HTTP requests', async () => {
     const res = await fetch(`${t.url}/graphql`, {
       method: 'POST',

@@ -254,6 +254,32 @@ describe('contexts', () => {
     expect(list.body.data?.agentContexts.map((c) => c.name)).toEqual(['Backend Platform', 'Docs v2']);
   });
 
+  it('shows a renamed context under its new name in the very next list, and never a name from another org', async () => {
+    const names = '{ agentSessions(first: 100) { edges { node { id agentContextName conversationContextName } } } }';
+    type Names = { agentSessions: { edges: { node: { id: string; agentContextName: string | null; conversationContextName: string | null } }[] } };
+    const ac = await t.gql<{ upsertAgentContext: { id: string } }>(tokenOf(boss), upsert, { input: { name: 'Ops', vectorCollection: 'ops', defaultModel: 'm' } });
+    const acId = ac.body.data!.upsertAgentContext.id;
+    const ccUpsert = 'mutation($input: ConversationContextInput!) { upsertConversationContext(input: $input) { id } }';
+    const cc = await t.gql<{ upsertConversationContext: { id: string } }>(tokenOf(boss), ccUpsert, { input: { name: 'Triage', systemPrompt: 'p' } });
+    const ccId = cc.body.data!.upsertConversationContext.id;
+    const session = await t.gateway.sessions.lifecycle.createSession(alice, { name: 'ops session', agentContextId: acId, conversationContextId: ccId });
+    // A session of another org naming acme's context id must not learn its name.
+    const foreign = await t.gateway.sessions.lifecycle.createSession(mallory, { name: 'globex ops', agentContextId: acId, conversationContextId: ccId });
+    const nodeOf = async (c: Caller, id: string) => (await t.gql<Names>(tokenOf(c), names)).body.data!.agentSessions.edges.find((e) => e.node.id === id)?.node;
+
+    expect(await nodeOf(alice, session.id)).toEqual({ id: session.id, agentContextName: 'Ops', conversationContextName: 'Triage' });
+    await t.gql(tokenOf(boss), upsert, { input: { id: acId, name: 'Operations', vectorCollection: 'ops', defaultModel: 'm' } });
+    await t.gql(tokenOf(boss), ccUpsert, { input: { id: ccId, name: 'Incident triage', systemPrompt: 'p' } });
+    expect(await nodeOf(alice, session.id)).toEqual({ id: session.id, agentContextName: 'Operations', conversationContextName: 'Incident triage' });
+    expect(await nodeOf(mallory, foreign.id)).toEqual({ id: foreign.id, agentContextName: null, conversationContextName: null });
+    const detail = await t.gql<{ agentSession: { agentContextName: string; summary: { conversationContextName: string } } }>(
+      tokenOf(alice),
+      'query($id: ID!) { agentSession(id: $id) { agentContextName summary { conversationContextName } } }',
+      { id: session.id },
+    );
+    expect(detail.body.data?.agentSession).toEqual({ agentContextName: 'Operations', summary: { conversationContextName: 'Incident triage' } });
+  });
+
   it('refuses a vectorCollection with "__" (the org separator in collection names), on create and on update, changing nothing', async () => {
     const created = await t.gql<{ upsertAgentContext: { id: string } }>(tokenOf(boss), upsert, { input: { name: 'EU', vectorCollection: 'eu_docs', defaultModel: 'm' } });
     const id = created.body.data!.upsertAgentContext.id;

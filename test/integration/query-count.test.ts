@@ -14,6 +14,9 @@ const SUMMARIES = `query($first: Int!) {
   }
 }`;
 
+/** The same without the total. */
+const WITHOUT_TOTAL = SUMMARIES.replace('    totalCount\n', '');
+
 /** The same with each session's last turn and its author. */
 const WITH_LAST_TURN = SUMMARIES.replace(
   'participants { id text }',
@@ -40,11 +43,11 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
   async function statementsFor(query: string, first: number, userId: string, roles: string[]): Promise<string[]> {
     const token = t.token({ userId, roles });
     t.statements.length = 0;
-    const res = await t.gql<{ agentSessions: { totalCount: number; edges: { node: Summary }[] } }>(token, query, { first });
+    const res = await t.gql<{ agentSessions: { totalCount?: number; edges: { node: Summary }[] } }>(token, query, { first });
     expect(res.body.errors).toBeUndefined();
     const { totalCount, edges } = res.body.data!.agentSessions;
     expect(edges).toHaveLength(first);
-    expect(totalCount).toBeGreaterThan(first);
+    if (query !== WITHOUT_TOTAL) expect(totalCount).toBeGreaterThan(first);
     for (const { node } of edges) {
       expect(node.agentContextName).toBeTruthy();
       expect(node.turnCount).toBe(1);
@@ -57,17 +60,59 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
   }
 
   it.each([
-    // page + count + agent contexts + conversation contexts + participants
-    ['summaries, owner and participants', 'an admin', SUMMARIES, 'user-1', ['admin'], 5],
-    ['summaries, owner and participants', 'a member', SUMMARIES, 'user-2', [], 5],
+    // page (context names joined in) + count + participants
+    ['summaries, owner and participants', 'an admin', SUMMARIES, 'user-1', ['admin'], 3],
+    ['summaries, owner and participants', 'a member', SUMMARIES, 'user-2', [], 3],
+    // ... without the count
+    ['no totalCount', 'a member', WITHOUT_TOTAL, 'user-2', [], 2],
     // ... + last turns
-    ['the last turn as well', 'an admin', WITH_LAST_TURN, 'user-1', ['admin'], 6],
-    ['the last turn as well', 'a member', WITH_LAST_TURN, 'user-2', [], 6],
+    ['the last turn as well', 'an admin', WITH_LAST_TURN, 'user-1', ['admin'], 4],
+    ['the last turn as well', 'a member', WITH_LAST_TURN, 'user-2', [], 4],
   ])('runs the same statements for 25 and 100 sessions: %s, as %s', async (_what, _who, query, userId, roles, expected) => {
     const page25 = await statementsFor(query, 25, userId, roles);
     const page100 = await statementsFor(query, 100, userId, roles);
     expect(page25).toHaveLength(expected);
     expect(page100).toHaveLength(page25.length);
+  });
+
+  it.each(['LAST_UPDATED_DESC', 'LAST_UPDATED_ASC', 'CREATED_DESC', 'NAME_ASC'])(
+    'pages through every visible session in %s order, each one once (newest first also in order, and by date)',
+    async (orderBy) => {
+      const PAGES = `query($orderBy: AgentSessionOrder, $after: String, $filter: AgentSessionFilter) {
+        agentSessions(first: 100, orderBy: $orderBy, after: $after, filter: $filter) {
+          totalCount pageInfo { hasNextPage endCursor } edges { node { id name lastUpdatedDate } }
+        }
+      }`;
+      type Pages = { agentSessions: { totalCount: number; pageInfo: { hasNextPage: boolean; endCursor: string | null }; edges: { node: { id: string; name: string; lastUpdatedDate: string } }[] } };
+      const token = t.token({ userId: 'user-2', roles: [] });
+      const seen: { id: string; name: string; lastUpdatedDate: string }[] = [];
+      let after: string | null = null;
+      let total = 0;
+      for (let page = 0; page < 10; page++) {
+        const res: { body: { data?: Pages | null; errors?: unknown } } = await t.gql<Pages>(token, PAGES, { orderBy, after });
+        expect(res.body.errors).toBeUndefined();
+        const list: Pages['agentSessions'] = res.body.data!.agentSessions;
+        total = list.totalCount;
+        seen.push(...list.edges.map((e) => e.node));
+        if (!list.pageInfo.hasNextPage) break;
+        after = list.pageInfo.endCursor;
+      }
+      expect(seen).toHaveLength(total);
+      expect(new Set(seen.map((s) => s.id)).size).toBe(total);
+      if (orderBy === 'LAST_UPDATED_DESC') {
+        const times = seen.map((s) => Date.parse(s.lastUpdatedDate));
+        expect(times).toEqual([...times].sort((a, b) => b - a));
+        const middle = seen[Math.floor(total / 2)]!.lastUpdatedDate;
+        const before = await t.gql<Pages>(token, PAGES, { filter: { updatedBefore: middle } });
+        expect(before.body.data!.agentSessions.totalCount).toBe(seen.filter((s) => Date.parse(s.lastUpdatedDate) < Date.parse(middle)).length);
+      }
+    },
+  );
+
+  it('counts only when totalCount is selected', async () => {
+    const counts = (statements: string[]) => statements.filter((sql) => /COUNT\(/i.test(sql)).length;
+    expect(counts(await statementsFor(WITHOUT_TOTAL, 25, 'user-2', []))).toBe(0);
+    expect(counts(await statementsFor(SUMMARIES, 25, 'user-2', []))).toBe(1);
   });
 }
 

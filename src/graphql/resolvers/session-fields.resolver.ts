@@ -4,6 +4,7 @@ import type { AgentContextRecord, ConversationContextRecord } from '../../domain
 import { assertPageSize, decodeCursor, encodeCursor, malformedCursor } from '../../domain/pagination';
 import type { SessionRecord } from '../../domain/session';
 import type { TurnRecord } from '../../domain/turn';
+import type { SessionSummaryRecord } from '../../sessions/session-store.port';
 import type { TurnStatus } from '../../domain/turn-status';
 import { toConnection, type ConnectionSource } from '../connections';
 import type { GraphQLContext } from '../context';
@@ -15,20 +16,27 @@ import { AgentSessionTurn, AgentSessionTurnConnection } from '../types/turn.type
 
 /**
  * Fields that a session and its summary both resolve through the request's loaders
- * (DD-007 names, the last turn, participants). One definition serves both types.
+ * (DD-007 names, the last turn, participants). One definition serves both types. A list
+ * reads the context names with its page (SessionSummaryRecord), so its names need no loader.
  */
 function sharedSessionFields(type: ClassType) {
   @Resolver(() => type)
   class SharedSessionFields {
+    // Synchronous when the list read the names with its page: 2 promises less per summary.
     @FieldResolver(() => String, { nullable: true })
-    async agentContextName(@Root() s: SessionRecord, @Ctx() { loaders }: GraphQLContext): Promise<string | null> {
-      return (await loaders.agentContext.load(s.agentContextId))?.name ?? null;
+    agentContextName(@Root() s: SessionRecord | SessionSummaryRecord, @Ctx() { loaders }: GraphQLContext): string | null | Promise<string | null> {
+      if ('contextNames' in s) return s.contextNames.agent;
+      return loaders.agentContext.load(s.agentContextId).then((c) => c?.name ?? null);
     }
 
     @FieldResolver(() => String, { nullable: true })
-    async conversationContextName(@Root() s: SessionRecord, @Ctx() { loaders }: GraphQLContext): Promise<string | null> {
+    conversationContextName(
+      @Root() s: SessionRecord | SessionSummaryRecord,
+      @Ctx() { loaders }: GraphQLContext,
+    ): string | null | Promise<string | null> {
+      if ('contextNames' in s) return s.contextNames.conversation;
       if (!s.conversationContextId) return null;
-      return (await loaders.conversationContext.load(s.conversationContextId))?.name ?? null;
+      return loaders.conversationContext.load(s.conversationContextId).then((c) => c?.name ?? null);
     }
 
     @FieldResolver(() => AgentContext, { nullable: true })
@@ -78,7 +86,7 @@ export class SessionFieldsResolver {
     const items = rows.slice(0, limit);
     const page = {
       items,
-      cursors: items.map((t) => encodeCursor(TURN_CURSOR, { key: t.sequenceNumber, id: t.id })),
+      cursorOf: (t: TurnRecord) => encodeCursor(TURN_CURSOR, { key: t.sequenceNumber, id: t.id }),
       hasNextPage: rows.length > limit,
     };
     const count = status

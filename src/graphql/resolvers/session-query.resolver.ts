@@ -1,8 +1,10 @@
-import { Arg, Ctx, ID, Int, Query, Resolver } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { Arg, Ctx, ID, Info, Int, Query, Resolver } from 'type-graphql';
 import type { SessionOrder } from '../../domain/session';
 import type { SessionRecord } from '../../domain/session';
 import { toConnection, type ConnectionSource } from '../connections';
 import type { GraphQLContext } from '../context';
+import { selectsField } from '../selection';
 import { AgentSessionFilter } from '../inputs/session.input';
 import { AgentSessionOrder } from '../types/enums';
 import { AgentSession, AgentSessionSummaryConnection } from '../types/session.type';
@@ -21,11 +23,15 @@ export class SessionQueryResolver {
     @Arg('orderBy', () => AgentSessionOrder, { nullable: true, defaultValue: 'LAST_UPDATED_DESC' }) orderBy: SessionOrder | null,
     @Arg('first', () => Int, { nullable: true, defaultValue: 25 }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
+    @Info() info: GraphQLResolveInfo,
   ): Promise<ConnectionSource<SessionRecord>> {
-    const page = await services.sessions.listSessions(caller, filter ?? {}, orderBy ?? 'LAST_UPDATED_DESC', {
-      first: first ?? 25,
-      after: after ?? null,
-    });
+    const page = await services.sessions.listSessions(
+      caller,
+      filter ?? {},
+      orderBy ?? 'LAST_UPDATED_DESC',
+      { first: first ?? 25, after: after ?? null },
+      { withTotalCount: selectsField(info, 'totalCount') },
+    );
     return toConnection(page, page.totalCount);
   }
 
@@ -37,8 +43,14 @@ export class SessionQueryResolver {
     @Arg('userId', () => ID) userId: string,
     @Arg('first', () => Int, { nullable: true, defaultValue: 25 }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
+    @Info() info: GraphQLResolveInfo,
   ): Promise<ConnectionSource<SessionRecord>> {
-    const page = await services.sessions.listSessionsForUser(caller, userId, { first: first ?? 25, after: after ?? null });
+    const page = await services.sessions.listSessionsForUser(
+      caller,
+      userId,
+      { first: first ?? 25, after: after ?? null },
+      { withTotalCount: selectsField(info, 'totalCount') },
+    );
     return toConnection(page, page.totalCount);
   }
 }
