@@ -30,6 +30,14 @@ export function niceScale(max: number, integer: boolean): Scale {
   return { max: top, ticks };
 }
 
+/** Decimals that write every tick exactly, so close steps ($0.010, $0.015) never print alike. */
+export function tickDecimals(ticks: readonly number[]): number {
+  for (let digits = 0; digits < 8; digits++) {
+    if (ticks.every((t) => Math.abs(Number(t.toFixed(digits)) - t) < 1e-12)) return digits;
+  }
+  return 8;
+}
+
 export interface Rect {
   readonly x: number;
   readonly y: number;

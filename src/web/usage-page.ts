@@ -1,7 +1,7 @@
 import { GatewayError, UsageByDayDocument, type UsageByDayQuery } from '../client';
 import type { App, Page } from './app';
 import { clear, formatNumber, formatUsd, h, svg } from './dom';
-import { layoutUsageChart, SERIES, turnsOf, type ChartLayout, type UsageDay } from './usage-chart';
+import { layoutUsageChart, SERIES, tickDecimals, turnsOf, type ChartLayout, type UsageDay } from './usage-chart';
 
 const RANGES = [7, 30, 90] as const;
 const day = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
@@ -132,7 +132,7 @@ function chart(layout: ChartLayout): SVGSVGElement {
     },
     svg('title', { id: 'usage-chart-title' }, 'Turns per day by status, and cost per day'),
     svg('desc', { id: 'usage-chart-desc' }, `${total} turns over ${layout.days.length} days; the table below the chart has every number.`),
-    svg('g', { class: 'grid' }, ...grid(turns, (v) => formatNumber(v)), ...grid(cost, (v) => formatUsd(v))),
+    svg('g', { class: 'grid' }, ...grid(turns, (v) => formatNumber(v)), ...grid(cost, (v) => `$${v.toFixed(Math.max(2, tickDecimals(cost.scale.ticks)))}`)),
     svg('text', { class: 'panel-label', x: left, y: turns.top - 10 }, 'Turns per day'),
     svg('text', { class: 'panel-label', x: left, y: cost.top - 10 }, 'Cost per day (USD)'),
     ...layout.days.map((d) =>

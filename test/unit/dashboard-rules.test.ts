@@ -5,7 +5,7 @@ import { assertUsageDays, fillUsageDays, usageWindow } from '../../src/domain/us
 import { hrefOf, parseRoute } from '../../src/web/routes';
 import { applyActivity, type SessionTable } from '../../src/web/session-rows';
 import { readClaims, tokenFromFragment, tokenProblem } from '../../src/web/token';
-import { layoutUsageChart, niceScale, turnsOf, type UsageDay } from '../../src/web/usage-chart';
+import { layoutUsageChart, niceScale, tickDecimals, turnsOf, type UsageDay } from '../../src/web/usage-chart';
 
 describe('resuming a subscription', () => {
   it('resumes the status feeds by afterEventId and the text stream by delta index', () => {
@@ -160,6 +160,14 @@ describe('the usage chart', () => {
     expect(niceScale(9, true)).toEqual({ max: 10, ticks: [0, 5, 10] });
     expect(niceScale(0.034, false).max).toBeCloseTo(0.04);
     expect(niceScale(0, true)).toEqual({ max: 1, ticks: [0, 1] });
+  });
+
+  it('labels cost ticks with as many decimals as their step needs', () => {
+    const cents = niceScale(0.0145, false);
+    expect(cents.ticks).toEqual([0, 0.005, 0.01, 0.015]);
+    expect(tickDecimals(cents.ticks)).toBe(3);
+    expect(tickDecimals([0, 0.25, 0.5])).toBe(2);
+    expect(tickDecimals([0, 10, 20])).toBe(0);
   });
 
   it('stacks each day by status on a shared scale, with cost below, inside the drawing', () => {
