@@ -17,7 +17,15 @@ export interface LlmToolOutput {
   readonly output: string;
 }
 
-export type LlmInputItem = LlmMessage | LlmToolOutput;
+/** A call the model made, repeated as input when a new chain must carry it (the old one was lost). */
+export interface LlmToolCallItem {
+  readonly type: 'function_call';
+  readonly callId: string;
+  readonly name: string;
+  readonly arguments: string;
+}
+
+export type LlmInputItem = LlmMessage | LlmToolCallItem | LlmToolOutput;
 
 /** One provider call, provider-neutral. The orchestrator builds it; adapters translate it. */
 export interface LlmRequest {

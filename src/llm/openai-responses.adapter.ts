@@ -1,6 +1,6 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type { ResponseCreateParamsStreaming } from 'openai/resources/responses/responses';
-import { LlmError, type LanguageModel, type LlmCallOptions, type LlmRequest, type LlmResponse } from './llm.port';
+import { LlmError, type LanguageModel, type LlmCallOptions, type LlmInputItem, type LlmRequest, type LlmResponse } from './llm.port';
 import { ResponsesStreamCollector, clip } from './responses-stream';
 import { decideRetry, sleep, type RetryBounds } from './retry-policy';
 
@@ -51,11 +51,7 @@ export class OpenAIResponsesAdapter implements LanguageModel {
     return {
       model: request.model,
       ...(request.instructions ? { instructions: request.instructions } : {}),
-      input: request.input.map((item) =>
-        item.type === 'message'
-          ? { type: 'message', role: item.role, content: item.text }
-          : { type: 'function_call_output', call_id: item.callId, output: item.output },
-      ),
+      input: request.input.map(inputItemOf),
       ...(request.previousResponseId ? { previous_response_id: request.previousResponseId } : {}),
       ...(request.tools.length > 0
         ? {
@@ -169,4 +165,15 @@ export class OpenAIResponsesAdapter implements LanguageModel {
 function providerMessage(e: APIError): string {
   const body = e.error as { message?: unknown } | undefined;
   return typeof body?.message === 'string' ? body.message : '';
+}
+
+function inputItemOf(item: LlmInputItem): Record<string, unknown> {
+  switch (item.type) {
+    case 'message':
+      return { type: 'message', role: item.role, content: item.text };
+    case 'function_call':
+      return { type: 'function_call', call_id: item.callId, name: item.name, arguments: item.arguments };
+    case 'function_call_output':
+      return { type: 'function_call_output', call_id: item.callId, output: item.output };
+  }
 }

@@ -7,7 +7,9 @@ import { matchToolResults, toolOutputText } from '../domain/tool-results';
 import type { TurnRecord } from '../domain/turn';
 import type { TurnOutputSink } from '../events/turn-output.port';
 import type { IdempotencyKeyStore } from '../idempotency/idempotency.port';
+import type { LlmToolCallItem, LlmToolOutput } from '../llm/llm.port';
 import type { TurnLeases, TurnStore } from '../sessions/session-store.port';
+import { restartContinuation } from './continuation-restart';
 import { InFlightTurns } from './in-flight';
 import { InstructionPlanner, type PlannedInstruction, type PlannerDeps } from './instruction-planner';
 import { LeaseSweeper } from './lease-sweeper';
@@ -210,6 +212,15 @@ export class Orchestrator {
     // Server outputs of the response that also asked the client go with the client's results.
     const kept = takePendingOutputs(answerClientCalls(turn.toolCalls, results));
     const answered = kept.records.filter((r) => r.origin === 'CLIENT' && results.some((x) => x.toolCallId === r.id));
+    const outputs: LlmToolOutput[] = [
+      ...kept.outputs.map((o) => ({ type: 'function_call_output' as const, callId: o.callId, output: o.output })),
+      ...results.map((r) => ({ type: 'function_call_output' as const, callId: r.toolCallId, output: toolOutputText(r) })),
+    ];
+    // The calls themselves, for a new chain should the provider have lost this one.
+    const calls: LlmToolCallItem[] = [
+      ...kept.outputs.flatMap((o) => turn.toolCalls.filter((r) => r.id === o.callId).map((r) => ({ name: r.name, argumentsJson: r.argumentsJson, toolCallId: r.id }))),
+      ...turn.pendingToolCalls,
+    ].map((c) => ({ type: 'function_call', callId: c.toolCallId, name: c.name, arguments: c.argumentsJson }));
     const outcome = this.runner.run({
       caller: req.caller,
       requestId,
@@ -217,19 +228,23 @@ export class Orchestrator {
       turnId: req.turnId,
       mode: turn.mode,
       model,
-      request: llmRequestOf(conversation ?? null, {
-        model,
-        previousResponseId: turn.openAIResponseId,
-        input: [
-          ...kept.outputs.map((o) => ({ type: 'function_call_output' as const, callId: o.callId, output: o.output })),
-          ...results.map((r) => ({ type: 'function_call_output' as const, callId: r.toolCallId, output: toolOutputText(r) })),
-        ],
-      }),
+      request: llmRequestOf(conversation ?? null, { model, previousResponseId: turn.openAIResponseId, input: outputs }),
       continued: true,
       firstDeltaIndex,
       priorUsage: turn.usage,
       earlier: { toolCalls: kept.records, files: turn.files, answered },
       chainExpiry: (receivedAt) => turn.openAIChainExpiresDate ?? new Date(receivedAt.getTime() + ttlMs),
+      restartChain: () =>
+        restartContinuation(this.deps, {
+          scope: req.caller,
+          session,
+          turn,
+          conversation: conversation ?? null,
+          model,
+          calls,
+          outputs,
+          chainTtlSeconds: this.deps.config.chainTtlSeconds,
+        }),
     });
     return { accepted: { sessionId: req.sessionId, turnId: req.turnId, sequenceNumber: turn.sequenceNumber }, outcome };
   }

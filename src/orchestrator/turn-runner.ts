@@ -116,7 +116,8 @@ export class TurnRunner {
    * in the payload logs. Returns the round to retry, or null when this failure is final.
    */
   private async restartChain(run: TurnRun, flight: InFlightTurn, blobs: TurnBlobs, tally: TurnTally, e: unknown): Promise<TurnRun | null> {
-    if (!(e instanceof LlmError && e.kind === 'chain_lost' && run.restartChain && flight.deltas === run.firstDeltaIndex)) return null;
+    // Only before any text of this run reached clients (a retry would repeat it); tool call items may have.
+    if (!(e instanceof LlmError && e.kind === 'chain_lost' && run.restartChain && flight.text.length === 0)) return null;
     const restart = await run.restartChain();
     tally.responseUrl = await blobs.appendResponse({ streamedDeltas: tally.takeStreamed(flight.deltas), error: e.message }, run.continued);
     await this.deps.sessions.restartTurnChain(run.caller, run.sessionId, run.turnId, { reason: 'LOST_BY_PROVIDER', ...restart });
@@ -205,7 +206,7 @@ export class TurnRunner {
       const responseUrl = await blobs
         .appendResponse({ streamedDeltas: tally.takeStreamed(flight.deltas), error: e.message }, logged)
         .catch(() => null);
-      // Only a tool continuation gets here with a lost chain (an instruction retries on a new one): the next instruction recovers.
+      // A lost chain gets here only when it cannot be retried (lost again, or text already streamed): the next instruction recovers.
       const message = e.kind === 'chain_lost' ? `${e.message}; send the instruction again to continue in a new conversation` : e.message;
       return this.fail(run, flight, tally, e.code, message, {
         openAIResponseId: e.provider.responseId ?? null,

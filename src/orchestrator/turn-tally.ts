@@ -4,7 +4,7 @@ import type { ToolCallRecord } from '../domain/tool-call-record';
 import { finishedCall, startedCall } from '../domain/tool-calls';
 import type { ToolCall, ToolResult, TurnWork } from '../domain/turn';
 import type { TurnUsage } from '../domain/usage';
-import type { LlmRequest, LlmResponse } from '../llm/llm.port';
+import type { LlmInputItem, LlmRequest, LlmResponse } from '../llm/llm.port';
 
 /**
  * What one run of a turn has spent and produced so far, provider round by provider round:
@@ -105,11 +105,23 @@ export class TurnTally {
     const open = this.open;
     if (!open) return;
     this.open = null;
-    const sent = [open.request.instructions ?? '', ...open.request.input.map((i) => (i.type === 'message' ? i.text : i.output))];
+    const sent = [open.request.instructions ?? '', ...open.request.input.map(sentText)];
     const received = [receivedText, ...calls.map((c) => c.argumentsJson)];
     const text = (parts: string[]) => parts.filter((p) => p.length > 0).join('\n');
     const model = this.answeredByModel ?? this.requestedModel;
     const price = priceOf(this.pricing, model) ?? priceOf(this.pricing, this.requestedModel);
     this.usage = addUsage(this.usage, usageOf(reported, { inputText: text(sent), outputText: text(received) }, price));
+  }
+}
+
+/** The characters an input item puts in front of the model (for the ceil(chars/4) estimate). */
+function sentText(item: LlmInputItem): string {
+  switch (item.type) {
+    case 'message':
+      return item.text;
+    case 'function_call':
+      return `${item.name}${item.arguments}`;
+    case 'function_call_output':
+      return item.output;
   }
 }

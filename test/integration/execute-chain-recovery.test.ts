@@ -103,6 +103,41 @@ function chainSuite(database: 'sqlite' | 'mysql'): void {
     expect((await turn(fourth.sessionId, fourth.turnId)).openAIChainRestartReason).toBeNull();
   });
 
+  it('recovers a tool continuation whose chain the provider lost: the new chain carries the calls and their outputs', async () => {
+    const conversationContextId = h.conversationContextId;
+    const first = await run({ conversationContextId, instruction: 'Remember the number 42', activeFiles: [{ path: 'n.txt', content: 'forty-two' }] });
+    h.fake.enqueue({ kind: 'tool_calls', text: 'Let me read it.', calls: [{ name: 'read_file', arguments: '{"path":"a.ts"}' }] });
+    const paused = await run({ sessionId: first.sessionId, conversationContextId, instruction: 'Read a.ts' });
+    expect(paused.kind).toBe('CLIENT_TOOL_CONTINUATION');
+    const call = paused.toolCalls![0]!;
+    h.fake.forget((await turn(paused.sessionId, paused.turnId)).openAIResponseId!);
+    h.fake.requests.length = 0;
+
+    const done = await run({
+      sessionId: paused.sessionId,
+      turnId: paused.turnId,
+      toolResults: [{ toolCallId: call.toolCallId, executionMs: 3, resultJson: '{"text":"export const a = 1;"}' }],
+    });
+    expect(done.kind).toBe('FINAL');
+    expect(h.fake.requests).toHaveLength(2);
+    const retry = h.fake.requests[1]!.body;
+    expect(retry).not.toHaveProperty('previous_response_id');
+    const input = retry.input as { type?: string; role?: string; content?: string; call_id?: string; name?: string; arguments?: string; output?: string }[];
+    expect(input.map((i) => i.role ?? i.type)).toEqual(['user', 'assistant', 'user', 'function_call', 'function_call_output']);
+    expect(input[0]?.content).toBe('Remember the number 42');
+    expect(input[2]?.content).toContain('Read a.ts');
+    expect(input[2]?.content).toContain('forty-two');
+    expect(input[3]).toMatchObject({ call_id: call.toolCallId, name: 'read_file', arguments: '{"path":"a.ts"}' });
+    expect(input[4]).toMatchObject({ call_id: call.toolCallId });
+    expect(input[4]?.output).toContain('export const a = 1;');
+
+    const recovered = await turn(done.sessionId, done.turnId);
+    expect(recovered).toMatchObject({ status: 'COMPLETED', openAIChainRestartReason: 'LOST_BY_PROVIDER', previousOpenAIResponseId: null, conversationId: done.turnId });
+    h.fake.requests.length = 0;
+    await run({ sessionId: first.sessionId, conversationContextId, instruction: 'Thanks' });
+    expect(h.fake.requests[0]!.body.previous_response_id).toBe(recovered.openAIResponseId);
+  });
+
   it('continues from the last completed response after a FAILED turn, and says NO_USABLE_PREVIOUS_RESPONSE when none completed', async () => {
     h.fake.enqueue({ kind: 'http_error', status: 400, message: 'Refused.' });
     const failedFirst = await h.execute(alice, { instruction: 'Fails at once' });

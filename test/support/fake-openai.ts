@@ -128,14 +128,18 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   /** What the real API refuses about previous_response_id and tool outputs. */
   function checkChain(body: Record<string, unknown>): { message: string; param: string; code?: string } | null {
     const previous = body.previous_response_id;
-    if (previous === undefined || previous === null) return null;
+    const input = body.input as { type?: string; call_id?: string }[];
+    if (previous === undefined || previous === null) {
+      // Without a previous response, an output must answer a function_call item of the same input.
+      const calls = new Set(input.filter((i) => i.type === 'function_call').map((i) => i.call_id));
+      const orphan = input.find((i) => i.type === 'function_call_output' && !calls.has(i.call_id));
+      return orphan ? { message: `No tool call found for function call output with call_id ${String(orphan.call_id)}.`, param: 'input' } : null;
+    }
     const prior = stored.get(String(previous));
     if (!prior) {
       return { message: `Previous response with id '${String(previous)}' not found.`, param: 'previous_response_id', code: 'previous_response_not_found' };
     }
-    const outputs = new Set(
-      (body.input as { type?: string; call_id?: string }[]).filter((i) => i.type === 'function_call_output').map((i) => i.call_id),
-    );
+    const outputs = new Set(input.filter((i) => i.type === 'function_call_output').map((i) => i.call_id));
     const missing = prior.callIds.find((id) => !outputs.has(id));
     return missing ? { message: `No tool output found for function call ${missing}.`, param: 'input' } : null;
   }
