@@ -187,4 +187,20 @@ describe('embedded vector store on disk', () => {
     });
     await expect(store.search('missing', SPACE, point(1).vector, {}, 1)).rejects.toMatchObject({ kind: 'collection-missing' });
   });
+
+  it('answers a burst of concurrent searches each with its own hits, around a write, and refuses them all on a missing collection', async () => {
+    const store = open();
+    await store.ensureCollection('code', SPACE);
+    await store.upsert('code', SPACE, [point(1), point(2), point(3)]);
+    const first = Array.from({ length: 30 }, (_, n) => top(store, (n % 3) + 1));
+    const write = store.upsert('code', SPACE, [point(4)]);
+    const after = Array.from({ length: 30 }, (_, n) => top(store, (n % 4) + 1));
+    expect(await Promise.all(first)).toEqual(Array.from({ length: 30 }, (_, n) => `id-${(n % 3) + 1}`));
+    await write;
+    expect(await Promise.all(after)).toEqual(Array.from({ length: 30 }, (_, n) => `id-${(n % 4) + 1}`));
+    const missing = await Promise.allSettled(Array.from({ length: 20 }, () => store.search('absent', SPACE, point(1).vector, {}, 1)));
+    expect(missing.map((r) => (r.status === 'rejected' ? (r.reason as { kind?: string }).kind : 'answered'))).toEqual(
+      Array.from({ length: 20 }, () => 'collection-missing'),
+    );
+  });
 });
