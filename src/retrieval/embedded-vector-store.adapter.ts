@@ -158,11 +158,22 @@ export class EmbeddedVectorStore implements VectorStore {
     });
   }
 
+  /** A collection loaded here exists; otherwise its meta file says (read without queueing: a look, not a load). */
+  async checkIndexed(collection: string): Promise<void> {
+    if (this.collections.has(collection)) return;
+    try {
+      await stat(join(this.dirOf(collection), 'meta.json'));
+    } catch (e) {
+      if (!isMissingFile(e)) throw e;
+      throw notIndexed(collection);
+    }
+  }
+
   /** Runs a batch of searches on the collection as caught up (null: it does not exist). */
   private searchAll(collection: string, c: OpenCollection | null, batch: readonly SearchRequest[]): void {
     for (const [i, r] of batch.entries()) {
       if (!c) {
-        r.reject(new RetrievalError('collection-missing', `vector collection "${collection}" has not been indexed yet`));
+        r.reject(notIndexed(collection));
         continue;
       }
       try {
@@ -359,6 +370,8 @@ export class EmbeddedVectorStore implements VectorStore {
     this.locks.add(collection);
   }
 }
+
+const notIndexed = (collection: string) => new RetrievalError('collection-missing', `vector collection "${collection}" has not been indexed yet`);
 
 const damaged = (collection: string, cause: unknown) =>
   new RetrievalError('unavailable', `the embedded index of "${collection}" is damaged; re-run the ingest`, { cause });

@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { seededRandom } from '../../src/domain/seeded-random';
 import { EmbeddedVectorStore } from '../../src/retrieval/embedded-vector-store.adapter';
+import { createLogger } from '../../src/logger';
+import type { Embedder } from '../../src/retrieval/embedder.port';
 import { encodeRecords } from '../../src/retrieval/vector-log';
+import { VectorRetriever } from '../../src/retrieval/vector-retriever';
 import type { ChunkPayload, ChunkPoint, EmbeddingSpace } from '../../src/retrieval/vector-store.port';
 
 const SPACE: EmbeddingSpace = { embedderId: 'test-space', dimension: 16 };
@@ -202,5 +205,27 @@ describe('embedded vector store on disk', () => {
     expect(missing.map((r) => (r.status === 'rejected' ? (r.reason as { kind?: string }).kind : 'answered'))).toEqual(
       Array.from({ length: 20 }, () => 'collection-missing'),
     );
+  });
+
+  it('spares the embedder (a provider call) when the collection to search was never indexed', async () => {
+    const store = open();
+    const queries: string[] = [];
+    const embedder: Embedder = {
+      id: SPACE.embedderId,
+      dimension: SPACE.dimension,
+      embed: async (texts) => {
+        queries.push(...texts);
+        return texts.map(() => point(2).vector);
+      },
+    };
+    const retriever = new VectorRetriever(embedder, store, { orgScopedCollections: false, logger: createLogger('silent') });
+    const request = { orgId: 'acme', collection: 'code', query: 'where is file 2?', repo: null, language: null, pathPrefix: null, limit: 1 };
+    await expect(retriever.retrieve(request)).rejects.toMatchObject({ kind: 'collection-missing' });
+    expect(queries).toEqual([]);
+
+    await store.ensureCollection('code', SPACE);
+    await store.upsert('code', SPACE, [point(1), point(2)]);
+    expect((await retriever.retrieve(request)).map((c) => c.ref.chunkId)).toEqual(['id-2']);
+    expect(queries).toEqual(['where is file 2?']);
   });
 });
