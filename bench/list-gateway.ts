@@ -5,7 +5,7 @@ import { createGateway } from '../src/main';
 import { serveParent, StatementLog } from './bench-child';
 
 /**
- * The gateway for bench/list-sessions.bench.ts, in its own process: what `npm start` runs
+ * The gateway for bench/list-sessions.bench.ts and bench/execute.bench.ts, in its own process: what `npm start` runs
  * (configuration from the environment, every adapter, background work, logs on stdout),
  * plus the statement hook the query-count tests use, so the bench can count the SQL of a
  * request. The hook costs one call per statement, and only records while the bench counts.

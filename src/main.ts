@@ -222,7 +222,9 @@ export async function createGateway(
     listen: () =>
       new Promise((resolve, reject) => {
         server.once('error', reject);
-        server.listen(config.port, config.host, () => {
+        // Node's default backlog (511) drops the SYNs of a burst of connections beyond it; their
+        // clients retry after 1, 3, 7, 15 s... (the kernel caps this at net.core.somaxconn).
+        server.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }, () => {
           const { port } = server.address() as AddressInfo;
           const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
           resolve(`http://${host}:${port}`);
@@ -260,6 +262,9 @@ export async function createGateway(
       })()),
   };
 }
+
+/** Connections the kernel may hold for the gateway to accept (a burst of 2,000 executes). */
+const LISTEN_BACKLOG = 4096;
 
 /** What tests and benchmarks may swap in; production uses the defaults. */
 export interface GatewayHooks {

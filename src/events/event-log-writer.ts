@@ -23,12 +23,8 @@ export class EventLogWriter {
     turn: Pick<TurnRecord, 'id' | 'orgId' | 'sessionId' | 'sequenceNumber' | 'status' | 'statusTimeStamp' | 'createdByUser'>,
     previousStatus: TurnStatus | null,
   ): Promise<TurnStatusEvent> {
-    await em.query(`UPDATE event_counters SET value = value + 1 WHERE name = 'turn_events'`);
-    const [counter] = (await em.query(`SELECT value FROM event_counters WHERE name = 'turn_events'`)) as {
-      value: string | number;
-    }[];
     const event: TurnStatusEvent = {
-      eventId: Number(counter?.value),
+      eventId: await this.nextId(em),
       orgId: turn.orgId,
       sessionId: turn.sessionId,
       turnId: turn.id,
@@ -52,5 +48,24 @@ export class EventLogWriter {
       recordedDate: this.now(),
     });
     return event;
+  }
+
+  /**
+   * Takes the next id, locking the counter row until commit. Every turn change of every session
+   * passes this one row, so the lock is held for as few round trips as possible: on MySQL the
+   * UPDATE hands the new value back itself (LAST_INSERT_ID(expr) comes back as the insert id),
+   * which spares a SELECT while the lock is held; SQLite runs its transactions one at a time
+   * and reads it back.
+   */
+  private async nextId(em: EntityManager): Promise<number> {
+    if (this.db.dialect !== 'sqlite') {
+      const result = (await em.query(`UPDATE event_counters SET value = LAST_INSERT_ID(value + 1) WHERE name = 'turn_events'`)) as {
+        insertId: number | string;
+      };
+      return Number(result.insertId);
+    }
+    await em.query(`UPDATE event_counters SET value = value + 1 WHERE name = 'turn_events'`);
+    const [counter] = (await em.query(`SELECT value FROM event_counters WHERE name = 'turn_events'`)) as { value: string | number }[];
+    return Number(counter?.value);
   }
 }

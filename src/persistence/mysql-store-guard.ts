@@ -20,6 +20,11 @@ interface Running {
   fail(error: Error): void;
 }
 
+/** A caller waiting for a pooled connection. */
+interface Waiter {
+  fail(error: Error): void;
+}
+
 /** A statement slower than this makes the guard check that the server still answers. */
 const STALL_MS = 1_000;
 
@@ -29,7 +34,9 @@ const STALL_MS = 1_000;
  * - Every statement has a deadline; a connection that missed one is destroyed, never reused
  *   (a partition that drops packets leaves sockets open, and mysql2 would queue the next
  *   statement behind the lost one).
- * - Waiting for a connection is bounded too; one that arrives late is handed back.
+ * - Waiting for a connection is bounded too: past the connect timeout only while the server
+ *   still answers probes (a burst that keeps every connection busy is no outage), and never
+ *   past the statement deadline; one that arrives late is handed back.
  * - A statement that fails to reach the server, or runs longer than a second, starts a probe
  *   on a fresh connection. If the probe fails, the store is down: running statements fail at
  *   once, new ones fail fast without touching the pool, and every connection opened before
@@ -43,6 +50,8 @@ export class MysqlStoreGuard {
   private readonly born = new WeakMap<PoolConnection, number>();
   private readonly guarded = new WeakSet<PoolConnection>();
   private readonly running = new Set<Running>();
+  /** Callers waiting for a pooled connection, so an outage can fail them at once. */
+  private readonly waiting = new Set<Waiter>();
   private down = false;
   private probing: Promise<boolean> | null = null;
   private lastProbe = 0;
@@ -79,11 +88,35 @@ export class MysqlStoreGuard {
       return;
     }
     let settled = false;
-    const timer = setTimeout(() => {
-      settled = true;
-      cb(new StoreUnavailableError(`no database connection within ${this.options.connectTimeoutMs} ms`));
-      this.suspect();
-    }, this.options.connectTimeoutMs);
+    let timer: NodeJS.Timeout | undefined;
+    const started = Date.now();
+    const waiter: Waiter = {
+      fail: (error) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        this.waiting.delete(waiter);
+        cb(error);
+      },
+    };
+    this.waiting.add(waiter);
+    // A pool busy with a burst of requests is not an outage: past the connect timeout the wait
+    // goes on while the server answers probes (an outage fails every waiter at once, markDown),
+    // up to the statement deadline.
+    const wait = () => {
+      timer = setTimeout(() => {
+        if (Date.now() - started >= this.options.queryTimeoutMs) {
+          waiter.fail(new StoreUnavailableError(`no database connection within ${this.options.queryTimeoutMs} ms`));
+          return;
+        }
+        void this.answersNow().then((reachable) => {
+          if (settled) return;
+          if (reachable) wait();
+          else waiter.fail(new StoreUnavailableError('the database is unreachable'));
+        });
+      }, this.options.connectTimeoutMs);
+    };
+    wait();
     const attempt = () =>
       getConnection((err, connection) => {
         if (settled) {
@@ -91,10 +124,8 @@ export class MysqlStoreGuard {
           return;
         }
         if (err || !connection) {
-          settled = true;
-          clearTimeout(timer);
           if (isDatabaseUnavailable(err)) this.suspect();
-          cb(err ?? new StoreUnavailableError('no database connection'));
+          waiter.fail(err ?? new StoreUnavailableError('no database connection'));
           return;
         }
         if ((this.born.get(connection) ?? 0) < this.generation) {
@@ -105,10 +136,18 @@ export class MysqlStoreGuard {
         }
         settled = true;
         clearTimeout(timer);
+        this.waiting.delete(waiter);
         this.guardQueries(connection);
         cb(null, connection);
       });
     attempt();
+  }
+
+  /** Whether the server answers: known down, a probe running or just done, else a new probe. */
+  private answersNow(): Promise<boolean> {
+    if (this.down) return Promise.resolve(false);
+    if (!this.probing && Date.now() - this.lastProbe < this.probeIntervalMs) return Promise.resolve(true);
+    return this.check();
   }
 
   /** Gives every statement on `connection` a deadline (once per connection). */
@@ -177,6 +216,7 @@ export class MysqlStoreGuard {
       this.generation++;
       this.options.logger.error('database unreachable: requests fail fast until it answers again');
       for (const entry of [...this.running]) entry.fail(new StoreUnavailableError('the database became unreachable'));
+      for (const waiter of [...this.waiting]) waiter.fail(new StoreUnavailableError('the database became unreachable'));
     }
     if (this.closed || this.retry) return;
     this.retry = setTimeout(() => {

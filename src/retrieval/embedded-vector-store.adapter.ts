@@ -33,6 +33,21 @@ interface OpenCollection {
   snapshotBytes: number;
 }
 
+/** One search waiting in a batch (see `search`). */
+interface SearchRequest {
+  readonly vector: Float32Array;
+  readonly filter: ChunkFilter;
+  readonly limit: number;
+  resolve(hits: ScoredChunk[]): void;
+  reject(error: unknown): void;
+}
+
+interface SearchBatch {
+  /** The embedding space they search in (describeSpace). */
+  readonly space: string;
+  readonly requests: SearchRequest[];
+}
+
 export interface EmbeddedVectorStoreOptions {
   /** A log is folded into a new snapshot once it outgrows the snapshot and this many bytes. */
   readonly compactFloorBytes?: number;
@@ -53,6 +68,8 @@ export interface EmbeddedVectorStoreOptions {
 export class EmbeddedVectorStore implements VectorStore {
   private readonly collections = new Map<string, OpenCollection>();
   private readonly queues = new Map<string, Promise<void>>();
+  /** The searches waiting for a collection, while nothing else was queued after them. */
+  private readonly searches = new Map<string, SearchBatch>();
   private readonly locks = new Set<string>();
   private readonly compactFloorBytes: number;
 
@@ -116,19 +133,62 @@ export class EmbeddedVectorStore implements VectorStore {
     return this.exclusive(collection, async () => (await this.sync(collection))?.table.list(repo) ?? []);
   }
 
+  /**
+   * Searches that arrive while the collection is busy wait together and share one catch-up
+   * with the files: every execute searches its org's collection, and a catch-up per search,
+   * one after another, made a burst of executes queue here for seconds.
+   */
   search(collection: string, space: EmbeddingSpace, vector: Float32Array, filter: ChunkFilter, limit: number): Promise<ScoredChunk[]> {
-    return this.exclusive(collection, async () => {
-      const c = await this.sync(collection, space);
-      if (!c) throw new RetrievalError('collection-missing', `vector collection "${collection}" has not been indexed yet`);
+    return new Promise((resolve, reject) => {
+      const request: SearchRequest = { vector, filter, limit, resolve, reject };
+      const waiting = this.searches.get(collection);
+      if (waiting && waiting.space === describeSpace(space)) {
+        waiting.requests.push(request);
+        return;
+      }
+      const batch: SearchBatch = { space: describeSpace(space), requests: [request] };
+      this.exclusive(collection, async () => {
+        if (this.searches.get(collection) === batch) this.searches.delete(collection);
+        this.searchAll(collection, await this.sync(collection, space), batch.requests);
+      }).catch((e: unknown) => {
+        for (const r of batch.requests) r.reject(e);
+      });
+      // Set after queueing: `exclusive` closes any batch, so a search never overtakes a write queued after it.
+      this.searches.set(collection, batch);
+    });
+  }
+
+  /** A collection loaded here exists; otherwise its meta file says (read without queueing: a look, not a load). */
+  async checkIndexed(collection: string): Promise<void> {
+    if (this.collections.has(collection)) return;
+    try {
+      await stat(join(this.dirOf(collection), 'meta.json'));
+    } catch (e) {
+      if (!isMissingFile(e)) throw e;
+      throw notIndexed(collection);
+    }
+  }
+
+  /** Runs a batch of searches on the collection as caught up (null: it does not exist). */
+  private searchAll(collection: string, c: OpenCollection | null, batch: readonly SearchRequest[]): void {
+    for (const [i, r] of batch.entries()) {
+      if (!c) {
+        r.reject(notIndexed(collection));
+        continue;
+      }
       try {
-        return c.table.search(vector, filter, limit, c.files);
+        r.resolve(c.table.search(r.vector, r.filter, r.limit, c.files));
       } catch (e) {
-        if (!(e instanceof CorruptIndexError)) throw e;
+        if (!(e instanceof CorruptIndexError)) {
+          r.reject(e);
+          continue;
+        }
         // The files changed under the rows (a writer recovering from a torn write): read them again next time.
         this.forget(collection);
-        throw damaged(collection, e);
+        for (const rest of batch.slice(i)) rest.reject(damaged(collection, e));
+        return;
       }
-    });
+    }
   }
 
   async close(): Promise<void> {
@@ -142,6 +202,7 @@ export class EmbeddedVectorStore implements VectorStore {
 
   /** Runs operations on one collection one after another, so a load is never raced. */
   private exclusive<T>(collection: string, work: () => Promise<T>): Promise<T> {
+    this.searches.delete(collection);
     const previous = this.queues.get(collection) ?? Promise.resolve();
     const run = previous.then(work);
     const settled = run.then(
@@ -309,6 +370,8 @@ export class EmbeddedVectorStore implements VectorStore {
     this.locks.add(collection);
   }
 }
+
+const notIndexed = (collection: string) => new RetrievalError('collection-missing', `vector collection "${collection}" has not been indexed yet`);
 
 const damaged = (collection: string, cause: unknown) =>
   new RetrievalError('unavailable', `the embedded index of "${collection}" is damaged; re-run the ingest`, { cause });

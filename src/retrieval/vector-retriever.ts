@@ -40,6 +40,7 @@ export class VectorRetriever implements Retriever {
     if (query.trim() === '') return [];
     const collection = physicalCollection(this.options.orgScopedCollections, request.orgId, request.collection);
     try {
+      await this.store.checkIndexed?.(collection);
       const [vector] = await this.embedder.embed([query], 'query');
       if (!vector) throw new RetrievalError('unavailable', 'the embedder returned no vector');
       const hits = await this.store.search(

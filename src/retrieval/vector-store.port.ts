@@ -78,6 +78,12 @@ export interface VectorStore {
   placeChunks(collection: string, fileHash: string, placements: readonly ChunkPlacement[]): Promise<void>;
   /** Every chunk of one repository, without vectors or text. */
   listChunks(collection: string, repo: string): Promise<IndexedChunk[]>;
+  /**
+   * Optional, for a store that can tell without a round trip: throws collection-missing when
+   * the collection has not been indexed, so the retriever does not embed a query (a provider
+   * call) only to learn that nothing can be searched.
+   */
+  checkIndexed?(collection: string): Promise<void>;
   /** Exact or approximate nearest neighbours by cosine similarity, best first. */
   search(
     collection: string,

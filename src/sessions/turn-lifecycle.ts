@@ -94,7 +94,8 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
       assertAcceptsTurn(session, options);
       const now = this.deps.now();
       const turn = openTurn(checked, { id: input.id ?? this.deps.newId(), session, author: userHeader(caller), now });
-      await em.insert(db.entities.turns, toTurnRow(turn, options.lease ?? NO_LEASE));
+      // updateEntity(false): TypeORM would read the new row's defaulted columns back, one SELECT per turn.
+      await em.createQueryBuilder().insert().into(db.entities.turns).values(toTurnRow(turn, options.lease ?? NO_LEASE)).updateEntity(false).execute();
       await indexTurnRefs(em, db.entities, turn, turn);
       await em.update(db.entities.sessions, { id: session.id }, {
         turnCount: turn.sequenceNumber,

@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { seededRandom } from '../../src/domain/seeded-random';
 import { EmbeddedVectorStore } from '../../src/retrieval/embedded-vector-store.adapter';
+import { createLogger } from '../../src/logger';
+import type { Embedder } from '../../src/retrieval/embedder.port';
 import { encodeRecords } from '../../src/retrieval/vector-log';
+import { VectorRetriever } from '../../src/retrieval/vector-retriever';
 import type { ChunkPayload, ChunkPoint, EmbeddingSpace } from '../../src/retrieval/vector-store.port';
 
 const SPACE: EmbeddingSpace = { embedderId: 'test-space', dimension: 16 };
@@ -186,5 +189,43 @@ describe('embedded vector store on disk', () => {
       kind: 'embedder-mismatch',
     });
     await expect(store.search('missing', SPACE, point(1).vector, {}, 1)).rejects.toMatchObject({ kind: 'collection-missing' });
+  });
+
+  it('answers a burst of concurrent searches each with its own hits, around a write, and refuses them all on a missing collection', async () => {
+    const store = open();
+    await store.ensureCollection('code', SPACE);
+    await store.upsert('code', SPACE, [point(1), point(2), point(3)]);
+    const first = Array.from({ length: 30 }, (_, n) => top(store, (n % 3) + 1));
+    const write = store.upsert('code', SPACE, [point(4)]);
+    const after = Array.from({ length: 30 }, (_, n) => top(store, (n % 4) + 1));
+    expect(await Promise.all(first)).toEqual(Array.from({ length: 30 }, (_, n) => `id-${(n % 3) + 1}`));
+    await write;
+    expect(await Promise.all(after)).toEqual(Array.from({ length: 30 }, (_, n) => `id-${(n % 4) + 1}`));
+    const missing = await Promise.allSettled(Array.from({ length: 20 }, () => store.search('absent', SPACE, point(1).vector, {}, 1)));
+    expect(missing.map((r) => (r.status === 'rejected' ? (r.reason as { kind?: string }).kind : 'answered'))).toEqual(
+      Array.from({ length: 20 }, () => 'collection-missing'),
+    );
+  });
+
+  it('spares the embedder (a provider call) when the collection to search was never indexed', async () => {
+    const store = open();
+    const queries: string[] = [];
+    const embedder: Embedder = {
+      id: SPACE.embedderId,
+      dimension: SPACE.dimension,
+      embed: async (texts) => {
+        queries.push(...texts);
+        return texts.map(() => point(2).vector);
+      },
+    };
+    const retriever = new VectorRetriever(embedder, store, { orgScopedCollections: false, logger: createLogger('silent') });
+    const request = { orgId: 'acme', collection: 'code', query: 'where is file 2?', repo: null, language: null, pathPrefix: null, limit: 1 };
+    await expect(retriever.retrieve(request)).rejects.toMatchObject({ kind: 'collection-missing' });
+    expect(queries).toEqual([]);
+
+    await store.ensureCollection('code', SPACE);
+    await store.upsert('code', SPACE, [point(1), point(2)]);
+    expect((await retriever.retrieve(request)).map((c) => c.ref.chunkId)).toEqual(['id-2']);
+    expect(queries).toEqual(['where is file 2?']);
   });
 });
