@@ -61,7 +61,10 @@ export class SessionBatchReads implements SessionBatchReader {
       .createQueryBuilder(this.db.entities.participants, 'p')
       .where('p.orgId = :org', { org: scope.orgId })
       .andWhere('p.sessionId IN (:...ids)', { ids: [...sessionIds] })
-      .orderBy('p.joinedDate', 'ASC')
+      // The owner first even when someone joined in the same millisecond, then in joining order.
+      .innerJoin(this.db.entities.sessions.options.name, 's', 's.id = p.sessionId')
+      .orderBy('CASE WHEN p.user_id = s.owner_user_id THEN 0 ELSE 1 END', 'ASC')
+      .addOrderBy('p.joinedDate', 'ASC')
       .addOrderBy('p.userId', 'ASC')
       .getMany();
     for (const row of rows) result.get(row.sessionId)?.push({ id: row.userId, text: row.userName });

@@ -2,7 +2,9 @@ import { DomainError } from '../../src/domain/errors';
 import { createSessionStore, type SessionStore } from '../../src/sessions/session-store';
 import { mysqlTestDatabase, sqliteTestDatabase, type TestDatabase, type TestDatabaseFactory } from '../support/db';
 import { describeWithMysql } from '../support/services';
-import { alice, bob, boss, mallory } from '../support/testkit/users';
+import { alice, bob, boss, carol, mallory, user } from '../support/testkit/users';
+
+const zoe = user('zoe');
 
 /**
  * The SQL store's reads, batch reads and session commands (resolver ports with one adapter,
@@ -38,6 +40,16 @@ function storeSuite(open: TestDatabaseFactory): void {
     expect(participants.get(session.id)?.map((p) => p.id)).toEqual(['alice', 'bob']);
     const forOther = await store.reads.listSessionsForUser(alice, 'bob', { first: 10, after: null });
     expect(forOther.items.map((s) => s.id)).toContain(session.id);
+  });
+
+  it('lists the owner first even when someone joined in the same millisecond', async () => {
+    // zoe's session, carol's turn, one clock reading: by user id carol would sort first.
+    const instant = new Date('2030-01-01T00:00:00.000Z');
+    store = createSessionStore({ db: t.db, events: { turnStatusChanged: () => {} }, now: () => instant });
+    const session = await store.lifecycle.createSession(zoe, { name: 'Same instant', agentContextId: 'ac-1', isPublic: true });
+    await store.lifecycle.addTurn(carol, session.id, { instructionSummary: 'hello' });
+    const participants = await store.batch.participantsOf(zoe, [session.id]);
+    expect(participants.get(session.id)?.map((p) => p.id)).toEqual(['zoe', 'carol']);
   });
 
   it('answers another org exactly like a missing session, for queries and session commands too', async () => {
