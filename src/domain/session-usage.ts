@@ -38,6 +38,34 @@ export interface SessionRollUp {
 }
 
 /**
+ * A settled turn whose usage was completed afterwards (cancelled from another instance, the
+ * running one reporting what the interrupted round spent): the session's totals move by the
+ * difference; its last-turn facts stay.
+ */
+export function rollUpLateUsage(session: Pick<SessionRecord, 'usage' | 'lastUpdatedDate'>, before: TurnRecord, after: TurnRecord): SessionRollUp {
+  const was = turnUsageDelta(before);
+  const now = turnUsageDelta(after);
+  const inputTokens = session.usage.inputTokens + now.inputTokens - was.inputTokens;
+  const outputTokens = session.usage.outputTokens + now.outputTokens - was.outputTokens;
+  const cost =
+    now.estimatedCostUsd === null && was.estimatedCostUsd === null
+      ? session.usage.estimatedCostUsd
+      : (session.usage.estimatedCostUsd ?? 0) + (now.estimatedCostUsd ?? 0) - (was.estimatedCostUsd ?? 0);
+  return {
+    lastUpdatedDate: session.lastUpdatedDate,
+    usage: {
+      inputTokens,
+      outputTokens,
+      totalTokens: inputTokens + outputTokens,
+      cachedInputTokens: (session.usage.cachedInputTokens ?? 0) + now.cachedInputTokens - was.cachedInputTokens,
+      estimatedCostUsd: cost,
+      isEstimated: session.usage.isEstimated || (after.usage?.isEstimated ?? false),
+    },
+    lastTurn: null,
+  };
+}
+
+/**
  * DD-002 and spec 003: a turn's usage is added to its session once, when the turn leaves
  * PENDING (earlier rounds of a tool continuation are part of it). The session's cost stays
  * unknown until some turn has a cost, and is estimated once any turn's usage was.

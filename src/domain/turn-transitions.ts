@@ -18,6 +18,7 @@ import type {
   TurnWork,
 } from './turn';
 import { assertTransition } from './turn-status';
+import type { TurnUsage } from './usage';
 import { requireText } from './validation';
 import { canCancelTurn } from './visibility';
 
@@ -243,9 +244,23 @@ export function restartTurnChain(turn: TurnRecord, restart: TurnChainRestart): T
  */
 export function keepPartialAnswer(turn: TurnRecord, partial: TurnPartialAnswer): TurnRecord | null {
   if (turn.status !== 'CANCELLED') throw conflict(`turn is ${turn.status.toLowerCase()}, not cancelled`);
-  if (turn.fullAgentAnswerUrl) return null;
-  return { ...turn, fullAgentAnswerUrl: partial.fullAgentAnswerUrl, agentAnswerSummary: summarize(partial.agentAnswerSummary) };
+  const answer = partial.fullAgentAnswerUrl !== null && !turn.fullAgentAnswerUrl;
+  // The cancel settled the turn with its earlier rounds' usage; the running instance knows the whole.
+  const usage = partial.usage && !sameUsage(turn.usage, partial.usage) ? partial.usage : null;
+  if (!answer && !usage) return null;
+  const kept = answer
+    ? { ...turn, fullAgentAnswerUrl: partial.fullAgentAnswerUrl, agentAnswerSummary: summarize(partial.agentAnswerSummary ?? '') }
+    : turn;
+  return withUsage(kept, usage);
 }
+
+const sameUsage = (a: TurnUsage | null, b: TurnUsage): boolean =>
+  a !== null &&
+  a.inputTokens === b.inputTokens &&
+  a.outputTokens === b.outputTokens &&
+  (a.cachedInputTokens ?? 0) === (b.cachedInputTokens ?? 0) &&
+  a.estimatedCostUsd === b.estimatedCostUsd &&
+  a.isEstimated === b.isEstimated;
 
 function assertPending(turn: TurnRecord): void {
   if (turn.status !== 'PENDING') throw conflict(`turn is already ${turn.status.toLowerCase()}`);

@@ -174,8 +174,13 @@ export interface TurnChainRestart {
   readonly warnings: readonly string[];
 }
 
-/** The partial answer of a turn cancelled while another instance ran it, kept once that instance noticed. */
+/**
+ * What the instance that ran a turn cancelled from another instance keeps once it notices:
+ * the partial answer (null when no text had streamed) and what the turn spent (spec 003).
+ */
 export interface TurnPartialAnswer {
-  readonly fullAgentAnswerUrl: string;
-  readonly agentAnswerSummary: string;
+  readonly fullAgentAnswerUrl: string | null;
+  readonly agentAnswerSummary: string | null;
+  /** The turn's usage with the interrupted round (reported or estimated); null when unknown. */
+  readonly usage?: TurnUsage | null;
 }

@@ -303,8 +303,8 @@ export class TurnRunner {
   private async lost(run: TurnRun, flight: InFlightTurn, blobs: TurnBlobs, tally: TurnTally): Promise<DomainError> {
     const turn = await this.deps.sessions.getTurn(run.caller, run.sessionId, run.turnId).catch(() => null);
     if (turn?.status === 'CANCELLED') {
-      // Cancelled from another instance: the partial answer is kept, and the turn gets its URL.
-      if (flight.text.length > 0) await this.keepPartialAnswer(run, blobs, flight.text);
+      // Cancelled from another instance: the partial answer and what the round spent are kept.
+      await this.keepPartialAnswer(run, blobs, flight.text, tally);
       return new DomainError('CANCELLED', 'the turn was cancelled', this.idsOf(run));
     }
     if (turn?.status === 'PENDING') return this.fail(run, flight, tally, 'LLM_FAILED', 'interrupted: the turn lost its lease');
@@ -312,10 +312,14 @@ export class TurnRunner {
     return new DomainError('CONFLICT', why, this.idsOf(run));
   }
 
-  private async keepPartialAnswer(run: TurnRun, blobs: TurnBlobs, partial: string): Promise<void> {
+  private async keepPartialAnswer(run: TurnRun, blobs: TurnBlobs, partial: string, tally: TurnTally): Promise<void> {
     try {
-      const url = await blobs.put(TURN_BLOBS.answer, partial);
-      await this.deps.sessions.keepPartialAnswer(run.caller, run.sessionId, run.turnId, { fullAgentAnswerUrl: url, agentAnswerSummary: partial });
+      const url = partial.length > 0 ? await blobs.put(TURN_BLOBS.answer, partial) : null;
+      await this.deps.sessions.keepPartialAnswer(run.caller, run.sessionId, run.turnId, {
+        fullAgentAnswerUrl: url,
+        agentAnswerSummary: url ? partial : null,
+        usage: tally.work().usage,
+      });
     } catch (e) {
       this.deps.logger.warn({ err: e, turnId: run.turnId }, 'could not keep the partial answer of a turn cancelled elsewhere');
     }

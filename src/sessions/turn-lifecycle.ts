@@ -2,7 +2,7 @@ import { userHeader, type Caller, type OrgScope } from '../domain/caller';
 import { conflict, forbidden } from '../domain/errors';
 import type { NewSession, SessionPatch, SessionRecord } from '../domain/session';
 import { checkSessionPatch, openSession } from '../domain/session-rules';
-import { rollUpSettledTurn } from '../domain/session-usage';
+import { rollUpLateUsage, rollUpSettledTurn } from '../domain/session-usage';
 import type {
   ChunkRef,
   ExpiredTurn,
@@ -186,11 +186,15 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
   keepPartialAnswer(scope: OrgScope, sessionId: string, turnId: string, partial: TurnPartialAnswer): Promise<TurnRecord> {
     const { db, locks } = this.deps;
     return db.transaction(async (em) => {
-      const row = await locks.turn(em, scope, sessionId, turnId);
+      const session = await locks.session(em, scope, sessionId);
+      const row = await locks.turn(em, scope, session.id, turnId);
       const current = toTurnRecord(row);
       const turn = keepPartialAnswer(current, partial);
       if (!turn) return current;
-      await em.update(db.entities.turns, { id: turn.id }, { fullAgentAnswerUrl: turn.fullAgentAnswerUrl, agentAnswerSummary: turn.agentAnswerSummary });
+      await em.update(db.entities.turns, { id: turn.id }, turnColumns(turn, { owner: row.leaseOwner, expiresAt: row.leaseExpiresAt }));
+      if (turn.usage !== current.usage) {
+        await em.update(db.entities.sessions, { id: session.id }, rollUpColumns(rollUpLateUsage(toSessionRecord(session), current, turn)));
+      }
       return turn;
     });
   }

@@ -172,6 +172,29 @@ export function turnStoreContract(open: TurnStoreFactory): void {
     expect(await turns.getTurn(alice, session.id, running.id)).toMatchObject({ fullAgentAnswerUrl: '/partial', agentAnswerSummary: 'so far' });
   });
 
+  it('adds what a turn cancelled elsewhere spent to the turn and, by the difference, to its session', async () => {
+    const session = await newSession();
+    const done = await turns.addTurn(alice, session.id, { instructionSummary: 'first' });
+    const spent = { inputTokens: 100, outputTokens: 10, totalTokens: 110, cachedInputTokens: 0, estimatedCostUsd: 0.5, isEstimated: false };
+    await turns.completeTurn(alice, session.id, done.id, { ...completion('one'), usage: spent });
+    const running = await turns.addTurn(alice, session.id, { instructionSummary: 'second' });
+    await turns.cancelTurn(alice, session.id, running.id);
+    const estimate = { inputTokens: 40, outputTokens: 8, totalTokens: 48, cachedInputTokens: 0, estimatedCostUsd: 0.25, isEstimated: true };
+    const kept = await turns.keepPartialAnswer(alice, session.id, running.id, { fullAgentAnswerUrl: null, agentAnswerSummary: null, usage: estimate });
+    expect(kept).toMatchObject({ status: 'CANCELLED', fullAgentAnswerUrl: null, usage: estimate });
+    expect((await turns.getSession(alice, session.id))?.usage).toEqual({
+      inputTokens: 140,
+      outputTokens: 18,
+      totalTokens: 158,
+      cachedInputTokens: 0,
+      estimatedCostUsd: 0.75,
+      isEstimated: true,
+    });
+    // Told again, nothing is counted twice.
+    await turns.keepPartialAnswer(alice, session.id, running.id, { fullAgentAnswerUrl: null, agentAnswerSummary: null, usage: estimate });
+    expect((await turns.getSession(alice, session.id))?.usage.inputTokens).toBe(140);
+  });
+
   it('renews only the leases the owner holds on PENDING turns, and sweeps a lapsed one exactly once', async () => {
     const owner = `instance-${Math.random().toString(36).slice(2)}`;
     const s = await newSession();

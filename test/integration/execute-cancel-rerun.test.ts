@@ -100,6 +100,15 @@ describeWithMysql('cancelling and rerunning turns on MariaDB', () => {
       const cancelled = await h.waitForTurn(alice, sessionId, turnId, (t) => t.fullAgentAnswerUrl !== null);
       expect(cancelled).toMatchObject({ status: 'CANCELLED', agentAnswerSummary: 'started on A' });
       expect((await b.blob(alice, cancelled.fullAgentAnswerUrl!)).text).toBe('started on A');
+      // Spec 003: the tokens the interrupted call spent count, estimated (the stream never reported usage).
+      expect(cancelled.usage).toMatchObject({ isEstimated: true, outputTokens: Math.ceil('started on A'.length / 4) });
+      expect(cancelled.usage!.inputTokens).toBeGreaterThan(0);
+      const session = await h.gql<{ agentSession: { usage: { inputTokens: number; isEstimated: boolean } } }>(
+        h.tokenOf(alice),
+        'query S($id: ID!) { agentSession(id: $id) { usage { inputTokens isEstimated } } }',
+        { id: sessionId },
+      );
+      expect(session.body.data!.agentSession.usage).toEqual({ inputTokens: cancelled.usage!.inputTokens, isEstimated: true });
     } finally {
       await b.close();
     }

@@ -7,7 +7,7 @@ import type { AgentContextRecord, ConversationContextRecord } from '../../src/do
 import { DomainError, notFound, UnavailableError } from '../../src/domain/errors';
 import type { NewSession, SessionRecord } from '../../src/domain/session';
 import { openSession } from '../../src/domain/session-rules';
-import { rollUpSettledTurn } from '../../src/domain/session-usage';
+import { rollUpLateUsage, rollUpSettledTurn } from '../../src/domain/session-usage';
 import type { ChunkRef, ExpiredTurn, NewTurn, TurnCancellation, TurnCompletion, TurnFailure, TurnRecord, TurnToolPause, TurnChainRestart, TurnPartialAnswer } from '../../src/domain/turn';
 import {
   addChunkRefs,
@@ -145,8 +145,13 @@ export class InMemoryTurnStore implements TurnStore, TurnLeases {
 
   async keepPartialAnswer(scope: OrgScope, sessionId: string, turnId: string, partial: TurnPartialAnswer): Promise<TurnRecord> {
     const held = this.held(scope, sessionId, turnId);
-    const turn = keepPartialAnswer(held.turn, partial) ?? held.turn;
+    const turn = keepPartialAnswer(held.turn, partial);
+    if (!turn) return held.turn;
     this.turns.set(turnId, { turn, lease: held.lease });
+    if (turn.usage !== held.turn.usage) {
+      const session = this.sessions.get(sessionId) as SessionRecord;
+      this.sessions.set(sessionId, { ...session, usage: rollUpLateUsage(session, held.turn, turn).usage });
+    }
     return turn;
   }
 

@@ -186,6 +186,14 @@ describe('chain restarts and partial answers (issue 10)', () => {
     expect(keepPartialAnswer(kept, { fullAgentAnswerUrl: '/other', agentAnswerSummary: 'y' })).toBeNull();
     expect(() => keepPartialAnswer(pending(), { fullAgentAnswerUrl: '/a', agentAnswerSummary: 'y' })).toThrow(expect.objectContaining({ code: 'CONFLICT' }));
   });
+
+  it('gives a cancelled turn the usage its interrupted round spent, with or without text, once', () => {
+    const cancelled = applyTransition(pending(), TRANSITIONS.CANCELLED, t1)!;
+    const usage = { inputTokens: 40, outputTokens: 3, totalTokens: 43, cachedInputTokens: 0, estimatedCostUsd: 0.01, isEstimated: true };
+    const kept = keepPartialAnswer(cancelled, { fullAgentAnswerUrl: null, agentAnswerSummary: null, usage })!;
+    expect(kept).toMatchObject({ status: 'CANCELLED', fullAgentAnswerUrl: null, usage });
+    expect(keepPartialAnswer(kept, { fullAgentAnswerUrl: null, agentAnswerSummary: null, usage: { ...usage } })).toBeNull();
+  });
 });
 
 describe('usage roll-up onto the session (spec 003)', () => {
