@@ -14,6 +14,7 @@ const BATCH = 50;
 export class LeaseSweeper {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<number> | null = null;
+  private next: Promise<number> | null = null;
 
   constructor(
     private readonly deps: {
@@ -41,12 +42,28 @@ export class LeaseSweeper {
     this.timer = null;
   }
 
-  /** One pass; returns how many turns it failed. Overlapping calls share one pass. */
+  /**
+   * A pass that starts no earlier than this call; returns how many turns it failed. A pass
+   * already running may have read the leases before the call, so one more follows it, shared
+   * by every call made meanwhile.
+   */
   sweep(): Promise<number> {
-    this.running ??= this.pass().finally(() => {
-      this.running = null;
+    if (!this.running) return this.startPass();
+    this.next ??= this.running
+      .catch(() => 0)
+      .then(() => {
+        this.next = null;
+        return this.startPass();
+      });
+    return this.next;
+  }
+
+  private startPass(): Promise<number> {
+    const pass: Promise<number> = this.pass().finally(() => {
+      if (this.running === pass) this.running = null;
     });
-    return this.running;
+    this.running = pass;
+    return pass;
   }
 
   private async pass(): Promise<number> {
