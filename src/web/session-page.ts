@@ -176,7 +176,37 @@ export function mountSessionPage(app: App, main: HTMLElement, sessionId: string)
       h('p', { class: 'label' }, turn.errors.length && !turn.agentAnswerSummary ? 'Errors' : 'Answer'),
       h('p', { class: 'summary' }, answer),
       fullTextLink(turn.fullAgentAnswerUrl, `Full answer of turn #${turn.sequenceNumber}`, 'Full answer'),
+      filesOf(turn),
+      toolCallsOf(turn),
       message,
+    );
+  }
+
+  /** Files the model wrote with write_file, opened like the full texts. */
+  function filesOf(turn: TurnRowFragment): HTMLElement | null {
+    if (turn.files.length === 0) return null;
+    return h(
+      'div',
+      { 'data-testid': 'turn-files' },
+      h('p', { class: 'label' }, 'Files written'),
+      ...turn.files.map((f) => fullTextLink(f.url, f.name, `${f.name} (${formatNumber(f.sizeBytes)} bytes)`)),
+    );
+  }
+
+  /** The turn's audit trail: every tool call, the gateway's and the client's. */
+  function toolCallsOf(turn: TurnRowFragment): HTMLElement | null {
+    if (turn.toolCalls.length === 0) return null;
+    return h(
+      'div',
+      {},
+      h('p', { class: 'label' }, 'Tool calls'),
+      h(
+        'ul',
+        { class: 'tool-calls', 'data-testid': 'turn-tool-calls' },
+        ...turn.toolCalls.map((c) =>
+          h('li', { 'data-tool-call-id': c.id }, `${c.name} · ${c.origin.toLowerCase()} · ${c.status.toLowerCase()}${c.executionMs === null ? '' : ` · ${formatNumber(c.executionMs)} ms`}`),
+        ),
+      ),
     );
   }
 

@@ -259,6 +259,29 @@ describeWithBrowser('the dashboard in Chromium', () => {
     expect(watched.problems).toEqual([]);
   });
 
+  it('lists the files a turn wrote and its tool calls, and opens a file with the token', async () => {
+    const watched = await signIn(alice);
+    await watched.page.goto(`${server.url}/dashboard#/sessions/${sessions.aliceTwo}`);
+    await watched.page.locator('[data-testid="turn-row"]').first().waitFor(WAIT);
+    const plan = '# Plan\n\n1. Measure.\n2. Fix.\n';
+    fake.enqueue(
+      { kind: 'tool_calls', calls: [{ name: 'write_file', arguments: JSON.stringify({ path: 'docs/plan.md', content: plan }) }] },
+      { kind: 'text', chunks: ['The plan is in docs/plan.md.'] },
+    );
+    const { turnId } = await executeAsync(alice, { sessionId: sessions.aliceTwo, instruction: 'Write the plan down' });
+    await turnRowStatus(watched, turnId).filter({ hasText: 'COMPLETED' }).waitFor(WAIT);
+    const row = watched.page.locator(`[data-testid="turn-row"][data-turn-id="${turnId}"]`);
+    // Name, origin, status and the measured time of each call.
+    await until('the tool call to be listed', async () =>
+      /^write_file · server · completed · \d+ ms$/.test((await texts(watched, `[data-turn-id="${turnId}"] [data-testid="turn-tool-calls"] li`))[0] ?? ''),
+    );
+    const file = row.locator('[data-testid="turn-files"] a.full-link');
+    expect(await file.textContent()).toBe(`docs/plan.md (${Buffer.byteLength(plan)} bytes)`);
+    await file.click();
+    await textBecomes(watched, 'dialog[open] pre', plan);
+    expect(watched.problems).toEqual([]);
+  });
+
   it('draws the usage chart from usageByDay', async () => {
     const watched = await signIn(boss);
     await watched.page.click('nav a[data-page="usage"]');
