@@ -31,6 +31,7 @@ import { fmt, sampleLoad, summarise, type LoadResult, type LoadSample } from './
  *
  * BENCH_SESSIONS (2000), BENCH_CONCURRENCY (20 connections), BENCH_ROUNDS (6), BENCH_SECONDS
  * (3 per round and side), BENCH_POOL_SIZE (10: DB_POOL_SIZE of the gateway, the baseline's pool).
+ * BENCH_PROFILE_DIR: the gateway child writes a V8 CPU profile there (--cpu-prof) when it exits.
  */
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 2000);
 const USERS = 8;
@@ -39,6 +40,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const POOL_SIZE = process.env.BENCH_POOL_SIZE ?? '10';
 const PAGE_SIZE = 25;
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 /** Requests sent one at a time while the children record their SQL. */
 const COUNTED_REQUESTS = 20;
 const SECRET = 'bench-secret-bench-secret-bench-secret!!';
@@ -231,6 +233,7 @@ async function benchOn(kind: Kind): Promise<DialectResult> {
         ...(database ? { DATABASE_URL: database.url } : {}),
       },
       join(dataDir, 'gateway.log'),
+      PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${resolve(PROFILE_DIR)}`] : [],
     );
     children.push(gatewayChild);
     const baselineChild = await startChild(

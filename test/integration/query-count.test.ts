@@ -109,6 +109,27 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
     },
   );
 
+  if (database === 'sqlite') {
+    it.each(['LAST_UPDATED_DESC', 'LAST_UPDATED_ASC', 'CREATED_DESC', 'NAME_ASC'])(
+      'walks the %s index for a page rather than sorting every session, also once SQLite has statistics',
+      async (orderBy) => {
+        // ANALYZE (or PRAGMA optimize) learns that every session is in one org: a plan that
+        // leaned on org_id alone would then scan and sort the whole table.
+        await t.gateway.db.dataSource.query('ANALYZE');
+        const token = t.token({ userId: 'user-2', roles: [] });
+        t.statements.length = 0;
+        const res = await t.gql(token, `query($orderBy: AgentSessionOrder) { agentSessions(first: 25, orderBy: $orderBy) { edges { node { id } } } }`, { orderBy });
+        expect(res.body.errors).toBeUndefined();
+        const page = t.statements.find((sql) => /\bLIMIT 26\b/.test(sql));
+        expect(page).toBeDefined();
+        const plan = (await t.gateway.db.dataSource.query(`EXPLAIN QUERY PLAN ${page}`, ['acme', 'user-2', 'user-2'])) as { detail: string }[];
+        const steps = plan.map((p) => p.detail).join(' | ');
+        expect(steps).toMatch(/SEARCH s USING INDEX idx_sessions_org_(updated|created|name)/);
+        expect(steps).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
+      },
+    );
+  }
+
   it('counts only when totalCount is selected', async () => {
     const counts = (statements: string[]) => statements.filter((sql) => /COUNT\(/i.test(sql)).length;
     expect(counts(await statementsFor(WITHOUT_TOTAL, 25, 'user-2', []))).toBe(0);
