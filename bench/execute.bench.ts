@@ -72,10 +72,10 @@ async function startGateway(db: Database, env: Record<string, string>): Promise<
       RATE_LIMIT_ORG_EXECUTES_PER_MINUTE: '0',
       MAX_TURNS_IN_FLIGHT_PER_USER: '0',
       ...(database ? { DATABASE_URL: database.url } : {}),
-      ...(profile ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profile}` } : {}),
       ...env,
     },
     join(dataDir, 'gateway.log'),
+    profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [],
   );
   const created = await graphql<{ upsertAgentContext: { id: string } }>(
     child.url,
