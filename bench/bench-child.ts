@@ -61,12 +61,16 @@ export interface BenchChild {
 }
 
 /**
- * Parent side: forks `script` with exactly `env` (plus PATH); its stdout (logs) goes to `logFile`.
- * `execArgv` are Node flags for the child (e.g. `--cpu-prof`).
+ * Parent side: forks `script` with exactly `env` (plus PATH) and node flags `execArgv` (node
+ * refuses --cpu-prof in NODE_OPTIONS); its stdout (logs) goes to `logFile`.
  */
 export async function startChild(script: string, env: Record<string, string>, logFile: string, execArgv: readonly string[] = []): Promise<BenchChild> {
   const out = openSync(logFile, 'a');
-  const child: ChildProcess = fork(script, [], { env: { PATH: process.env.PATH ?? '', ...env }, execArgv: [...execArgv], stdio: ['ignore', out, 'inherit', 'ipc'] });
+  const child: ChildProcess = fork(script, [], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    execArgv: [...execArgv],
+    stdio: ['ignore', out, 'inherit', 'ipc'],
+  });
   closeSync(out);
   const next = (type: Message['type']) =>
     new Promise<Message>((resolve, reject) => {

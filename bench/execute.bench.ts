@@ -72,10 +72,10 @@ async function startGateway(db: Database, env: Record<string, string>): Promise<
       RATE_LIMIT_ORG_EXECUTES_PER_MINUTE: '0',
       MAX_TURNS_IN_FLIGHT_PER_USER: '0',
       ...(database ? { DATABASE_URL: database.url } : {}),
-      ...(profile ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profile}` } : {}),
       ...env,
     },
     join(dataDir, 'gateway.log'),
+    profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [],
   );
   const created = await graphql<{ upsertAgentContext: { id: string } }>(
     child.url,
@@ -271,7 +271,7 @@ async function main(): Promise<void> {
     { name: 'embedded SQLite', mysqlUrl: null },
     ...(process.env.BENCH_MYSQL_URL ? [{ name: 'MySQL/MariaDB', mysqlUrl: process.env.BENCH_MYSQL_URL }] : []),
   ];
-  console.log(`node ${process.version}; each gateway in its own process (NODE_ENV=production), blobs on the filesystem; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`node ${process.version}; each gateway in its own process (NODE_ENV=production), blobs in the embedded store (DATA_DIR/blobs.sqlite); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   if (!process.env.BENCH_MYSQL_URL) console.log('MySQL/MariaDB: skipped (set BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/test to measure it too)');
   const summary: string[] = [];
   for (const db of databases) {

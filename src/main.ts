@@ -8,7 +8,7 @@ import type { BlobStore } from './blobs/blob-store.port';
 import { LimitedExecuteBudget } from './budgets/execute-budget';
 import type { ExecuteBudget } from './budgets/execute-budget.port';
 import { memoryBudgetStores } from './budgets/memory-budget.adapter';
-import { FilesystemBlobStore } from './blobs/filesystem.adapter';
+import { SqliteBlobStore } from './blobs/sqlite.adapter';
 import { ConfigError, loadConfig, type Config } from './config';
 import { ContextDirectory } from './contexts/context-directory';
 import { EventPruner } from './events/event-pruner';
@@ -257,6 +257,8 @@ export async function createGateway(
           await bus.close();
           await retrieval.close();
           await db.close();
+          // Last: the shutdown hooks above may still write a turn's partial answer.
+          await blobs.close?.();
           await tracing.shutdown();
         }
       })()),
@@ -325,10 +327,10 @@ function executeBudgetOf(config: Config, logger: Logger): ExecuteBudget {
   return new LimitedExecuteBudget({ limits: config.budgets, stores, slotTtlMs: config.execute.turnLeaseSeconds * 1000, logger });
 }
 
-/** S3 when S3_BUCKET is set, else files under DATA_DIR/blobs. */
-function blobStoreOf(config: Config): BlobStore {
+/** S3 when S3_BUCKET is set, else the embedded store in DATA_DIR/blobs.sqlite. */
+function blobStoreOf(config: Config): BlobStore & { close?(): Promise<void> } {
   const { s3Bucket, s3Endpoint, s3Region, s3ForcePathStyle } = config.blobs;
-  if (!s3Bucket) return new FilesystemBlobStore(config.dataDir);
+  if (!s3Bucket) return new SqliteBlobStore(config.dataDir);
   const { S3BlobStore } = require('./blobs/s3.adapter') as typeof import('./blobs/s3.adapter');
   return new S3BlobStore({ bucket: s3Bucket, endpoint: s3Endpoint, region: s3Region, forcePathStyle: s3ForcePathStyle });
 }
@@ -393,7 +395,7 @@ async function main(): Promise<void> {
       database: config.databaseUrl ? gateway.db.dialect : `sqlite in ${config.dataDir}`,
       events: config.live.redisUrl ? 'redis' : 'in-process',
       llm: config.openaiApiKey ? `openai (${config.openaiBaseUrl ?? 'api.openai.com'})` : 'offline',
-      blobs: config.blobs.s3Bucket ? `s3://${config.blobs.s3Bucket}` : `files in ${config.dataDir}/blobs`,
+      blobs: config.blobs.s3Bucket ? `s3://${config.blobs.s3Bucket}` : `sqlite in ${config.dataDir}/blobs.sqlite`,
     },
     'gateway listening',
   );

@@ -54,8 +54,8 @@ export class EventLogWriter {
    * Takes the next id, locking the counter row until commit. Every turn change of every session
    * passes this one row, so the lock is held for as few round trips as possible: on MySQL the
    * UPDATE hands the new value back itself (LAST_INSERT_ID(expr) comes back as the insert id),
-   * which spares a SELECT while the lock is held; SQLite runs its transactions one at a time
-   * and reads it back.
+   * which spares a SELECT while the lock is held; on SQLite (which runs its transactions one
+   * at a time) UPDATE ... RETURNING does the same.
    */
   private async nextId(em: EntityManager): Promise<number> {
     if (this.db.dialect !== 'sqlite') {
@@ -64,8 +64,9 @@ export class EventLogWriter {
       };
       return Number(result.insertId);
     }
-    await em.query(`UPDATE event_counters SET value = value + 1 WHERE name = 'turn_events'`);
-    const [counter] = (await em.query(`SELECT value FROM event_counters WHERE name = 'turn_events'`)) as { value: string | number }[];
+    const [counter] = (await em.query(`UPDATE event_counters SET value = value + 1 WHERE name = 'turn_events' RETURNING value`)) as {
+      value: string | number;
+    }[];
     return Number(counter?.value);
   }
 }

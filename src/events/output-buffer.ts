@@ -21,6 +21,8 @@ export const DEFAULT_OUTPUT_LIMITS: OutputBufferLimits = {
   endedTtlMs: 10 * 60 * 1000,
 };
 
+const SWEEP_INTERVAL_MS = 1_000;
+
 /**
  * The in-process copy of each turn's text so far, for the embedded bus. Bounded: entries
  * expire, and past the size bound the least recently written turns are dropped first (a
@@ -29,6 +31,7 @@ export const DEFAULT_OUTPUT_LIMITS: OutputBufferLimits = {
 export class OutputBuffer {
   private readonly entries = new Map<string, Entry>();
   private totalChars = 0;
+  private nextSweepAt = 0;
 
   constructor(
     private readonly limits: OutputBufferLimits = DEFAULT_OUTPUT_LIMITS,
@@ -38,7 +41,7 @@ export class OutputBuffer {
   append(delta: TurnOutputDelta): void {
     const now = this.now();
     this.expire(now);
-    let entry = this.entries.get(delta.turnId);
+    let entry = this.live(delta.turnId, now);
     if (entry) this.entries.delete(delta.turnId);
     else entry = { deltas: [], bytes: 0, expiresAt: 0 };
     // Re-inserting keeps the Map in least-recently-written order.
@@ -60,15 +63,30 @@ export class OutputBuffer {
   }
 
   read(turnId: string, fromIndex: number): TurnOutputDelta[] {
-    this.expire(this.now());
-    return (this.entries.get(turnId)?.deltas ?? []).filter((d) => d.index >= fromIndex);
+    const now = this.now();
+    this.expire(now);
+    return (this.live(turnId, now)?.deltas ?? []).filter((d) => d.index >= fromIndex);
   }
 
   get size(): number {
     return this.entries.size;
   }
 
+  /** The turn's entry unless it expired (dropped then: sweeps run only now and then). */
+  private live(turnId: string, now: number): Entry | undefined {
+    const entry = this.entries.get(turnId);
+    if (!entry || entry.expiresAt > now) return entry;
+    this.drop(turnId, entry);
+    return undefined;
+  }
+
+  /**
+   * Drops expired turns, at most once per SWEEP_INTERVAL_MS: a sweep visits every turn kept
+   * (thousands after a burst, kept minutes after they end), and ran on every delta before.
+   */
   private expire(now: number): void {
+    if (now < this.nextSweepAt) return;
+    this.nextSweepAt = now + SWEEP_INTERVAL_MS;
     for (const [turnId, entry] of this.entries) if (entry.expiresAt <= now) this.drop(turnId, entry);
   }
 

@@ -92,6 +92,9 @@ export async function openDatabase<E extends EntitySchemas>(
         // Idle connections to a server that vanished are noticed by the kernel eventually.
         enableKeepAlive: true,
         keepAliveInitialDelay: 10_000,
+        // mysql2 captures a stack trace on every query (for the async call site of an error):
+        // ~20 µs of main-thread time per statement, 2% of a burst; store errors are typed and logged without it.
+        trace: false,
       },
     });
   } else {

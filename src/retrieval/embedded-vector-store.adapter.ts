@@ -158,15 +158,14 @@ export class EmbeddedVectorStore implements VectorStore {
     });
   }
 
-  /** A collection loaded here exists; otherwise its meta file says (read without queueing: a look, not a load). */
+  /**
+   * A collection loaded here exists; otherwise its meta file says (read without queueing: a look,
+   * not a load). A synchronous stat of a local file takes ~1 µs; the promise one took ~30 µs of
+   * main-thread time for the thread-pool round trip, on every retrieval from an unindexed context.
+   */
   async checkIndexed(collection: string): Promise<void> {
     if (this.collections.has(collection)) return;
-    try {
-      await stat(join(this.dirOf(collection), 'meta.json'));
-    } catch (e) {
-      if (!isMissingFile(e)) throw e;
-      throw notIndexed(collection);
-    }
+    if (!statSync(join(this.dirOf(collection), 'meta.json'), { throwIfNoEntry: false })) throw notIndexed(collection);
   }
 
   /** Runs a batch of searches on the collection as caught up (null: it does not exist). */

@@ -5,6 +5,7 @@ import type { TurnStatus } from '../domain/turn-status';
 import type { Database } from '../persistence/database';
 import { toSessionRecord, toTurnRecord } from './records';
 import { applyVisibility } from './session-query';
+import { TURN_COLUMNS, turnRowOf, type RawTurnRow } from './turn-rows';
 import type { SessionBatchReader, TurnWindow } from './session-store.port';
 import type { SessionEntities } from './session.entities';
 
@@ -71,30 +72,36 @@ export class SessionBatchReads implements SessionBatchReader {
     return result;
   }
 
+  /**
+   * Each session's turns after `window.afterSequence`, at most `window.limit` of them, oldest
+   * first, as plain rows (turn-rows.ts). One session (every execute reads its own): an index
+   * range with LIMIT; several: the first `limit` of each by ROW_NUMBER.
+   */
   async turnsOf(scope: OrgScope, sessionIds: readonly string[], window: TurnWindow): Promise<Map<string, TurnRecord[]>> {
     const result = new Map<string, TurnRecord[]>(sessionIds.map((id) => [id, []]));
     if (sessionIds.length === 0) return result;
-    const ranked = this.db.dataSource.manager
-      .createQueryBuilder(this.db.entities.turns, 't')
-      .select('t.id', 'id')
-      .addSelect('ROW_NUMBER() OVER (PARTITION BY t.session_id ORDER BY t.sequence_number)', 'rn')
-      .where('t.orgId = :org')
-      .andWhere('t.sessionId IN (:...ids)')
-      .andWhere('t.sequenceNumber > :after');
-    if (window.status) ranked.andWhere('t.status = :status');
-    const rows = await this.db.dataSource.manager
-      .createQueryBuilder(this.db.entities.turns, 'turn')
-      .innerJoin(`(${ranked.getQuery()})`, 'r', 'r.id = turn.id AND r.rn <= :limit')
-      .setParameters({
-        org: scope.orgId,
-        ids: [...sessionIds],
-        after: window.afterSequence,
-        status: window.status,
-        limit: window.limit,
-      })
-      .orderBy('turn.sequenceNumber', 'ASC')
-      .getMany();
-    for (const row of rows) result.get(row.sessionId)?.push(toTurnRecord(row));
+    const status = (alias: string) => (window.status ? ` AND ${alias}.status = ?` : '');
+    const statusParams = window.status ? [window.status] : [];
+    const [only] = sessionIds;
+    const rows = (
+      sessionIds.length === 1
+        ? await this.db.dataSource.query(
+            `SELECT ${TURN_COLUMNS} FROM agent_session_turns t
+              WHERE t.org_id = ? AND t.session_id = ? AND t.sequence_number > ?${status('t')}
+              ORDER BY t.sequence_number ASC LIMIT ?`,
+            [scope.orgId, only, window.afterSequence, ...statusParams, window.limit],
+          )
+        : await this.db.dataSource.query(
+            `SELECT ${TURN_COLUMNS} FROM agent_session_turns t
+              INNER JOIN (SELECT r.id, ROW_NUMBER() OVER (PARTITION BY r.session_id ORDER BY r.sequence_number) AS rn
+                FROM agent_session_turns r
+                WHERE r.org_id = ? AND r.session_id IN (${sessionIds.map(() => '?').join(', ')}) AND r.sequence_number > ?${status('r')}) w
+                ON w.id = t.id AND w.rn <= ?
+              ORDER BY t.sequence_number ASC`,
+            [scope.orgId, ...sessionIds, window.afterSequence, ...statusParams, window.limit],
+          )
+    ) as RawTurnRow[];
+    for (const row of rows) result.get(row.session_id)?.push(toTurnRecord(turnRowOf(row)));
     return result;
   }
 

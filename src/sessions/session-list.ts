@@ -3,6 +3,7 @@ import { assertPageSize, type PageRequest } from '../domain/pagination';
 import type { SessionFilter, SessionOrder } from '../domain/session';
 import type { TurnStatus } from '../domain/turn-status';
 import type { Database } from '../persistence/database';
+import { dateOf } from './raw-values';
 import { afterCursor, cursorOf, filterConditions, orderBy, type Condition } from './session-query';
 import type { ListOptions, SessionPage, SessionSummaryRecord } from './session-store.port';
 import type { SessionEntities } from './session.entities';
@@ -93,8 +94,6 @@ export class SessionList {
 
 const where = (conditions: readonly Condition[]): string => conditions.map((c) => c.sql).join(' AND ');
 
-/** SQLite's datetime text is UTC without a zone (`YYYY-MM-DD HH:MM:SS.SSS`). */
-const dateOf = (value: Date | string): Date => (value instanceof Date ? value : new Date(`${value.replace(' ', 'T')}Z`));
 
 function toSummary(row: SummaryRow): SessionSummaryRecord {
   const inputTokens = Number(row.input_tokens);

@@ -1,8 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { text } from 'node:stream/consumers';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BlobStoreUnavailableError } from '../../src/blobs/blob-store.port';
 import { FilesystemBlobStore } from '../../src/blobs/filesystem.adapter';
 import { S3BlobStore } from '../../src/blobs/s3.adapter';
+import { SqliteBlobStore } from '../../src/blobs/sqlite.adapter';
+import { turnBlobKey } from '../../src/domain/blob-keys';
 import { InMemoryBlobStore } from '../support/in-memory-ports';
 import { startLocalS3, type LocalS3 } from '../support/s3';
 import { blobStoreContract } from './blob-store.contract';
@@ -17,6 +21,43 @@ describe('filesystem blob store', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-blobs-'));
     try {
       await expect(new FilesystemBlobStore(dir).put('../escape.txt', 'x', 'text/plain')).rejects.toThrow('escapes');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('embedded SQLite blob store', () => {
+  blobStoreContract(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-blobs-'));
+    const store = new SqliteBlobStore(dir);
+    return {
+      store,
+      dispose: async () => {
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  });
+
+  it('still serves objects stored as files before it existed, and keeps what it stores across a restart', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-blobs-'));
+    try {
+      const old = turnBlobKey('acme', 'session-1', 'turn-1', 'answer.md');
+      await new FilesystemBlobStore(dir).put(old, 'an answer from before', 'text/markdown; charset=utf-8');
+      const fresh = turnBlobKey('acme', 'session-1', 'turn-2', 'answer.md');
+      const first = new SqliteBlobStore(dir);
+      await first.put(fresh, 'a new answer', 'text/markdown; charset=utf-8');
+      await first.close();
+      await expect(first.getText(fresh)).rejects.toBeInstanceOf(BlobStoreUnavailableError);
+
+      const reopened = new SqliteBlobStore(dir);
+      expect(await reopened.getText(old)).toBe('an answer from before');
+      const object = await reopened.get(old);
+      expect(object?.sizeBytes).toBe(Buffer.byteLength('an answer from before'));
+      expect(await text(object!.body)).toBe('an answer from before');
+      expect(await reopened.getText(fresh)).toBe('a new answer');
+      await reopened.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -128,7 +128,8 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   /** What the real API refuses about previous_response_id and tool outputs. */
   function checkChain(body: Record<string, unknown>): { message: string; param: string; code?: string } | null {
     const previous = body.previous_response_id;
-    const input = body.input as { type?: string; call_id?: string }[];
+    // The API also takes the input as one string (the bench's baseline sends one).
+    const input = Array.isArray(body.input) ? (body.input as { type?: string; call_id?: string }[]) : [];
     if (previous === undefined || previous === null) {
       // Without a previous response, an output must answer a function_call item of the same input.
       const calls = new Set(input.filter((i) => i.type === 'function_call').map((i) => i.call_id));

@@ -157,6 +157,19 @@ describe('the in-process output buffer', () => {
     now = 61_000;
     expect(buffer.read('streaming', 0)).toEqual([]);
   });
+
+  it('never serves an expired turn, however soon after its expiry it is read or written again', () => {
+    let now = 0;
+    const buffer = new OutputBuffer({ maxTotalChars: 1_000, streamingTtlMs: 200, endedTtlMs: 100 }, () => now);
+    buffer.append(delta('ended', 0, 'a'));
+    buffer.append(delta('quiet', 0, 'b'));
+    buffer.end('ended');
+    now = 150;
+    expect(buffer.read('ended', 0)).toEqual([]);
+    now = 250;
+    buffer.append(delta('quiet', 1, 'c'));
+    expect(buffer.read('quiet', 0).map((d) => d.textDelta)).toEqual(['c']);
+  });
 });
 
 describe('which subscribers share one execution', () => {
