@@ -50,6 +50,23 @@ export function serveParent(url: string, log: StatementLog, close: () => Promise
   process.send?.({ type: 'ready', url } satisfies Message);
 }
 
+/** The JWT secret every bench gateway and its clients share. */
+export const BENCH_SECRET = 'bench-secret-bench-secret-bench-secret!!';
+
+/** What a bench gateway child runs with: production mode on loopback, its own data directory and pool. */
+export function gatewayEnv(dataDir: string, poolSize: string, databaseUrl: string | null): Record<string, string> {
+  return {
+    NODE_ENV: 'production',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    DATA_DIR: dataDir,
+    JWT_SECRET: BENCH_SECRET,
+    DB_POOL_SIZE: poolSize,
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+  };
+}
+
 export interface BenchChild {
   readonly pid: number;
   readonly url: string;

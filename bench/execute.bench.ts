@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import OpenAI from 'openai';
 import { issueToken } from '../src/server/auth';
 import { startFakeOpenAI, type FakeOpenAI } from '../test/support/fake-openai';
-import { startChild, type BenchChild } from './bench-child';
+import { BENCH_SECRET, gatewayEnv, startChild, type BenchChild } from './bench-child';
 import { createBenchDatabase } from './bench-database';
 import { fmt, sampleLoad, summarise, type LoadResult, type LoadSample } from './load';
 
@@ -31,8 +31,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const IN_FLIGHT_LEVELS = (process.env.BENCH_IN_FLIGHT ?? '500,2000').split(',').map(Number);
 const LATENCY_MS = Number(process.env.BENCH_PROVIDER_LATENCY_MS ?? 2000);
 const COUNTED_EXECUTES = 10;
-const SECRET = 'bench-secret-bench-secret-bench-secret!!';
-const TOKEN = issueToken({ userId: 'bench-user', orgId: 'acme', roles: ['admin'] }, SECRET);
+const TOKEN = issueToken({ userId: 'bench-user', orgId: 'acme', roles: ['admin'] }, BENCH_SECRET);
 const GATEWAY = resolve(__dirname, 'list-gateway.js');
 const EXECUTE = `mutation($input: AgentExecuteInput!) { execute(input: $input) {
   ... on AgentFinalResponse { sessionId turnId primaryOutputText usage { totalTokens } }
@@ -59,19 +58,12 @@ async function startGateway(db: Database, env: Record<string, string>): Promise<
   const child = await startChild(
     GATEWAY,
     {
-      NODE_ENV: 'production',
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
-      DATA_DIR: dataDir,
-      JWT_SECRET: SECRET,
-      DB_POOL_SIZE: '20',
+      ...gatewayEnv(dataDir, '20', database?.url ?? null),
       // One bench user sends thousands of executes: the per-user and per-org budgets would
       // refuse them, so they are off here (0 = no limit), explicitly.
       RATE_LIMIT_EXECUTES_PER_MINUTE: '0',
       RATE_LIMIT_ORG_EXECUTES_PER_MINUTE: '0',
       MAX_TURNS_IN_FLIGHT_PER_USER: '0',
-      ...(database ? { DATABASE_URL: database.url } : {}),
       ...env,
     },
     join(dataDir, 'gateway.log'),

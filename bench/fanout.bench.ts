@@ -7,6 +7,7 @@ import type WebSocket from 'ws';
 import { issueToken } from '../src/server/auth';
 import { PhaseProfiler } from './fanout-profiler';
 import { fastSubscriber, Receipts, ServerProcess, SlowReader, waitFor, type ServerStats } from './fanout-clients';
+import { BENCH_SECRET } from './bench-child';
 
 /**
  * Fan-out of turn status events to N WebSocket subscribers of one session.
@@ -45,7 +46,6 @@ const MYSQL = process.env.BENCH_MYSQL_URL;
 /** Writes a heap snapshot (all subscribed) and a CPU profile (publishing phase) of each server here. */
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 const clientProfiler = new PhaseProfiler(PROFILE_DIR);
-const SECRET = 'bench-secret-bench-secret-bench-secret!!';
 const CONNECT_CONCURRENCY = 250;
 const SOCKETS_PER_USER = 20;
 /**
@@ -74,7 +74,7 @@ const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length 
 const median = (values: number[]) => quantile([...values].sort((a, b) => a - b), 0.5);
 const load = () => loadavg()[0]!.toFixed(1);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const token = (userId: string) => issueToken({ userId, orgId: 'bench', roles: ROLE === 'admin' ? ['admin'] : [] }, SECRET);
+const token = (userId: string) => issueToken({ userId, orgId: 'bench', roles: ROLE === 'admin' ? ['admin'] : [] }, BENCH_SECRET);
 /** One token per SOCKETS_PER_USER subscribers. */
 const tokens = (n: number) => Array.from({ length: Math.ceil(n / SOCKETS_PER_USER) }, (_, u) => token(`bench-admin-${u}`));
 
@@ -100,7 +100,7 @@ async function scenario(kind: Kind, subscribers: number): Promise<Result> {
   const databaseUrl = kind === 'redis' ? await createMysqlDatabase() : null;
   const env: Record<string, string> = {
     NODE_ENV: 'production',
-    JWT_SECRET: SECRET,
+    JWT_SECRET: BENCH_SECRET,
     DATA_DIR: dataDir,
     WS_SHARED_EXECUTION: String(kind !== 'per-subscriber'),
     // Ten thousand sockets answering pings would add noise; the measurement is the fan-out.

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { issueToken } from '../src/server/auth';
 import { FLOOD_WITH_DEFAULT, FLOOD_WITH_VARIABLE, SUMMARY_PAGE } from '../test/support/client-queries';
+import { BENCH_SECRET } from './bench-child';
 
 /**
  * The floods of issue 8 against gateway processes on the same seeded SQLite data: the
@@ -22,7 +23,6 @@ import { FLOOD_WITH_DEFAULT, FLOOD_WITH_VARIABLE, SUMMARY_PAGE } from '../test/s
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 100);
 const TURNS = Number(process.env.BENCH_TURNS ?? 100);
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MS ?? 180_000);
-const SECRET = 'bench-secret-bench-secret-bench-secret!!';
 const ROOT = resolve(__dirname, '..', '..');
 
 interface Gateway {
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
     ...(process.env.BENCH_BEFORE_DIR ? [{ label: 'before', main: join(resolve(process.env.BENCH_BEFORE_DIR), 'dist/main.js') }] : []),
     { label: 'after', main: join(ROOT, 'dist-bench/src/main.js') },
   ];
-  const token = issueToken({ userId: 'user-1', orgId: 'acme', roles: ['admin'] }, SECRET);
+  const token = issueToken({ userId: 'user-1', orgId: 'acme', roles: ['admin'] }, BENCH_SECRET);
   const rows: string[] = [];
   for (const build of builds) {
     if (!existsSync(build.main)) throw new Error(`${build.main} does not exist: build that checkout first`);
@@ -100,7 +100,7 @@ async function main(): Promise<void> {
 async function start(label: string, mainJs: string, dataDir: string): Promise<Gateway> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--max-old-space-size=4096', mainJs], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, JWT_SECRET: SECRET, LOG_LEVEL: 'error', NODE_ENV: 'development' },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, JWT_SECRET: BENCH_SECRET, LOG_LEVEL: 'error', NODE_ENV: 'development' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;

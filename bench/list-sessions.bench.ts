@@ -11,7 +11,7 @@ import { loadConfig } from '../src/config';
 import { createLogger } from '../src/logger';
 import { createGateway } from '../src/main';
 import { issueToken } from '../src/server/auth';
-import { startChild, type BenchChild } from './bench-child';
+import { BENCH_SECRET, gatewayEnv, startChild, type BenchChild } from './bench-child';
 import { createBenchDatabase } from './bench-database';
 import { summaryTableDdl } from './list-summary';
 import { fmt, sampleLoad, summarise, type LoadResult, type LoadSample } from './load';
@@ -43,14 +43,13 @@ const PAGE_SIZE = 25;
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 /** Requests sent one at a time while the children record their SQL. */
 const COUNTED_REQUESTS = 20;
-const SECRET = 'bench-secret-bench-secret-bench-secret!!';
 const QUERY = `query SessionSummaries { agentSessions(first: ${PAGE_SIZE}) {
   totalCount pageInfo { hasNextPage }
   edges { node { id name agentContextName conversationContextName lastTurnStatus lastTurnDate turnCount ownerUser { id text } } }
 } }`;
 const BODY = JSON.stringify({ query: QUERY });
 const MEMBER = 'user-2';
-const tokenOf = (userId: string) => issueToken({ userId, userName: `User ${userId.slice(5)}`, orgId: 'acme', orgName: 'Acme' }, SECRET);
+const tokenOf = (userId: string) => issueToken({ userId, userName: `User ${userId.slice(5)}`, orgId: 'acme', orgName: 'Acme' }, BENCH_SECRET);
 
 type Kind = 'mysql' | 'sqlite';
 
@@ -222,16 +221,7 @@ async function benchOn(kind: Kind): Promise<DialectResult> {
     await seed(kind, database?.url ?? null, dataDir);
     const gatewayChild = await startChild(
       resolve(__dirname, 'list-gateway.js'),
-      {
-        NODE_ENV: 'production',
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
-        DATA_DIR: dataDir,
-        JWT_SECRET: SECRET,
-        DB_POOL_SIZE: POOL_SIZE,
-        ...(database ? { DATABASE_URL: database.url } : {}),
-      },
+      gatewayEnv(dataDir, POOL_SIZE, database?.url ?? null),
       join(dataDir, 'gateway.log'),
       PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${resolve(PROFILE_DIR)}`] : [],
     );
@@ -240,7 +230,7 @@ async function benchOn(kind: Kind): Promise<DialectResult> {
       resolve(__dirname, 'list-baseline.js'),
       {
         NODE_ENV: 'production',
-        JWT_SECRET: SECRET,
+        JWT_SECRET: BENCH_SECRET,
         BENCH_PAGE_SIZE: String(PAGE_SIZE),
         BENCH_POOL_SIZE: POOL_SIZE,
         ...(database ? { BENCH_MYSQL_URL: database.url } : { BENCH_SQLITE_FILE: join(dataDir, 'gateway.sqlite') }),

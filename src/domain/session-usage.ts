@@ -37,54 +37,48 @@ export interface SessionRollUp {
   readonly lastTurn: { readonly status: TurnStatus; readonly date: Date } | null;
 }
 
+type UsageDelta = ReturnType<typeof turnUsageDelta>;
+
+/**
+ * The session's totals with `turn`'s usage in place of `replaced` (nothing, when the turn
+ * settles now). The cost stays unknown until some turn has one, and is estimated once any
+ * turn's usage was.
+ */
+function movedTotals(totals: TurnUsage, turn: TurnRecord, replaced: UsageDelta | null): TurnUsage {
+  const added = turnUsageDelta(turn);
+  const removed = replaced ?? { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, estimatedCostUsd: null };
+  const inputTokens = totals.inputTokens + added.inputTokens - removed.inputTokens;
+  const outputTokens = totals.outputTokens + added.outputTokens - removed.outputTokens;
+  return {
+    inputTokens,
+    outputTokens,
+    totalTokens: inputTokens + outputTokens,
+    cachedInputTokens: (totals.cachedInputTokens ?? 0) + added.cachedInputTokens - removed.cachedInputTokens,
+    estimatedCostUsd:
+      added.estimatedCostUsd === null && removed.estimatedCostUsd === null
+        ? totals.estimatedCostUsd
+        : (totals.estimatedCostUsd ?? 0) + (added.estimatedCostUsd ?? 0) - (removed.estimatedCostUsd ?? 0),
+    isEstimated: totals.isEstimated || (turn.usage?.isEstimated ?? false),
+  };
+}
+
 /**
  * A settled turn whose usage was completed afterwards (cancelled from another instance, the
  * running one reporting what the interrupted round spent): the session's totals move by the
  * difference; its last-turn facts stay.
  */
 export function rollUpLateUsage(session: Pick<SessionRecord, 'usage' | 'lastUpdatedDate'>, before: TurnRecord, after: TurnRecord): SessionRollUp {
-  const was = turnUsageDelta(before);
-  const now = turnUsageDelta(after);
-  const inputTokens = session.usage.inputTokens + now.inputTokens - was.inputTokens;
-  const outputTokens = session.usage.outputTokens + now.outputTokens - was.outputTokens;
-  const cost =
-    now.estimatedCostUsd === null && was.estimatedCostUsd === null
-      ? session.usage.estimatedCostUsd
-      : (session.usage.estimatedCostUsd ?? 0) + (now.estimatedCostUsd ?? 0) - (was.estimatedCostUsd ?? 0);
-  return {
-    lastUpdatedDate: session.lastUpdatedDate,
-    usage: {
-      inputTokens,
-      outputTokens,
-      totalTokens: inputTokens + outputTokens,
-      cachedInputTokens: (session.usage.cachedInputTokens ?? 0) + now.cachedInputTokens - was.cachedInputTokens,
-      estimatedCostUsd: cost,
-      isEstimated: session.usage.isEstimated || (after.usage?.isEstimated ?? false),
-    },
-    lastTurn: null,
-  };
+  return { lastUpdatedDate: session.lastUpdatedDate, usage: movedTotals(session.usage, after, turnUsageDelta(before)), lastTurn: null };
 }
 
 /**
  * DD-002 and spec 003: a turn's usage is added to its session once, when the turn leaves
- * PENDING (earlier rounds of a tool continuation are part of it). The session's cost stays
- * unknown until some turn has a cost, and is estimated once any turn's usage was.
+ * PENDING (earlier rounds of a tool continuation are part of it).
  */
 export function rollUpSettledTurn(session: Pick<SessionRecord, 'usage' | 'turnCount'>, turn: TurnRecord): SessionRollUp {
-  const delta = turnUsageDelta(turn);
-  const inputTokens = session.usage.inputTokens + delta.inputTokens;
-  const outputTokens = session.usage.outputTokens + delta.outputTokens;
   return {
     lastUpdatedDate: turn.statusTimeStamp,
-    usage: {
-      inputTokens,
-      outputTokens,
-      totalTokens: inputTokens + outputTokens,
-      cachedInputTokens: (session.usage.cachedInputTokens ?? 0) + delta.cachedInputTokens,
-      estimatedCostUsd:
-        delta.estimatedCostUsd === null ? session.usage.estimatedCostUsd : (session.usage.estimatedCostUsd ?? 0) + delta.estimatedCostUsd,
-      isEstimated: session.usage.isEstimated || (turn.usage?.isEstimated ?? false),
-    },
+    usage: movedTotals(session.usage, turn, null),
     lastTurn: turn.sequenceNumber === session.turnCount ? { status: turn.status, date: turn.statusTimeStamp } : null,
   };
 }

@@ -8,12 +8,9 @@ import type { TurnRecord } from '../domain/turn';
 import type { LlmInputItem, LlmToolCallItem, LlmToolOutput } from '../llm/llm.port';
 import type { TurnStore } from '../sessions/session-store.port';
 import { preloadChain } from './chain-preload';
-import type { PlannedChainRestart } from './instruction-planner';
+import { HISTORY_WINDOW, type PlannedChainRestart } from './instruction-planner';
 import { llmRequestOf, userMessage } from './packaging';
 import { TurnBlobs } from './turn-blobs';
-
-/** Earlier turns a restarted continuation looks back on (as many as an instruction's restart). */
-const HISTORY_WINDOW = 200;
 
 export interface ContinuationRestartInputs {
   readonly scope: OrgScope;
@@ -21,9 +18,7 @@ export interface ContinuationRestartInputs {
   readonly turn: TurnRecord;
   readonly conversation: ConversationContextRecord | null;
   readonly model: string;
-  /** The tool calls this round answers, as the model made them. */
-  readonly calls: readonly LlmToolCallItem[];
-  /** Their outputs, in the order the round sends them. */
+  /** The outputs the round sends, each answering a call of the turn. */
   readonly outputs: readonly LlmToolOutput[];
   readonly chainTtlSeconds: number;
 }
@@ -48,7 +43,7 @@ export async function restartContinuation(
   const input: LlmInputItem[] = [
     ...preload.messages,
     userMessage({ instruction: instruction ?? turn.instructionSummary, mode: turn.mode, filesToSend: preload.files, filesNotSent: [], snippets: [] }),
-    ...inputs.calls,
+    ...inputs.outputs.flatMap((o) => callAnswered(turn, o.callId)),
     ...inputs.outputs,
   ];
   const warning = restartWarning('LOST_BY_PROVIDER');
@@ -60,4 +55,13 @@ export async function restartContinuation(
     warnings: [warning, preload.warning].filter((w): w is string => w !== null),
     chainExpiry: (receivedAt) => new Date(receivedAt.getTime() + inputs.chainTtlSeconds * 1000),
   };
+}
+
+/** The call an output answers, as the model made it: a client call waiting on the turn, else a recorded server call. */
+function callAnswered(turn: TurnRecord, callId: string): LlmToolCallItem[] {
+  const pending = turn.pendingToolCalls.find((c) => c.toolCallId === callId);
+  const call = pending
+    ? { name: pending.name, argumentsJson: pending.argumentsJson }
+    : turn.toolCalls.find((r) => r.id === callId);
+  return call ? [{ type: 'function_call', callId, name: call.name, arguments: call.argumentsJson }] : [];
 }

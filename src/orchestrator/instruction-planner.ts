@@ -22,8 +22,8 @@ import type { InstructionRequest } from './request';
 import type { PipelineSettings } from './settings';
 import { SessionFiles } from './turn-blobs';
 
-/** How many recent turns the chain and file rules look at. */
-const HISTORY_WINDOW = 200;
+/** How many recent turns the chain and file rules look at (a restarted tool continuation too). */
+export const HISTORY_WINDOW = 200;
 
 export interface PlannerDeps {
   readonly sessions: Pick<TurnStore, 'getSession' | 'recentTurns'>;

@@ -7,7 +7,7 @@ import { matchToolResults, toolOutputText } from '../domain/tool-results';
 import type { TurnRecord } from '../domain/turn';
 import type { TurnOutputSink } from '../events/turn-output.port';
 import type { IdempotencyKeyStore } from '../idempotency/idempotency.port';
-import type { LlmToolCallItem, LlmToolOutput } from '../llm/llm.port';
+import type { LlmToolOutput } from '../llm/llm.port';
 import type { TurnLeases, TurnStore } from '../sessions/session-store.port';
 import { restartContinuation } from './continuation-restart';
 import { InFlightTurns } from './in-flight';
@@ -216,11 +216,6 @@ export class Orchestrator {
       ...kept.outputs.map((o) => ({ type: 'function_call_output' as const, callId: o.callId, output: o.output })),
       ...results.map((r) => ({ type: 'function_call_output' as const, callId: r.toolCallId, output: toolOutputText(r) })),
     ];
-    // The calls themselves, for a new chain should the provider have lost this one.
-    const calls: LlmToolCallItem[] = [
-      ...kept.outputs.flatMap((o) => turn.toolCalls.filter((r) => r.id === o.callId).map((r) => ({ name: r.name, argumentsJson: r.argumentsJson, toolCallId: r.id }))),
-      ...turn.pendingToolCalls,
-    ].map((c) => ({ type: 'function_call', callId: c.toolCallId, name: c.name, arguments: c.argumentsJson }));
     const outcome = this.runner.run({
       caller: req.caller,
       requestId,
@@ -241,7 +236,6 @@ export class Orchestrator {
           turn,
           conversation: conversation ?? null,
           model,
-          calls,
           outputs,
           chainTtlSeconds: this.deps.config.chainTtlSeconds,
         }),
