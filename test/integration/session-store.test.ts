@@ -112,6 +112,19 @@ function storeSuite(open: TestDatabaseFactory): void {
     expect(completed.get(s1.id)).toEqual([]);
   });
 
+  it('reads one session by hand exactly as the batch read hydrates it, for whoever may see it', async () => {
+    const s = await newSession(alice, { isPublic: false, workspaceId: 'ws', repo: 'r', defaultLanguage: 'ts', conversationContextId: 'cc-1' });
+    const turn = await store.lifecycle.addTurn(alice, s.id, { instructionSummary: 'q' });
+    await store.lifecycle.completeTurn(alice, s.id, turn.id, completion());
+    for (const caller of [alice, boss]) {
+      const [batched] = await store.batch.sessionsByIds(caller, [s.id]);
+      expect(batched).toBeDefined();
+      expect(await store.reads.getSession(caller, s.id)).toEqual(batched);
+    }
+    expect(await store.reads.getSession(mallory, s.id)).toBeNull();
+    expect(await store.reads.getSession(bob, s.id)).toBeNull();
+  });
+
   it("reads the planner's recent turns with exactly the chain and file fields of the whole turns, in one statement", async () => {
     const s = await newSession();
     for (let i = 0; i < 4; i++) {
