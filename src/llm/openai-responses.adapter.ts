@@ -1,6 +1,6 @@
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { LlmError, type LanguageModel, type LlmCallOptions, type LlmInputItem, type LlmRequest, type LlmResponse } from './llm.port';
-import { ProviderConnectionError, ProviderHttpError, SseJsonClient, type HeaderLookup } from './responses-client';
+import { ProviderConnectionError, ProviderHttpError, ProviderTimeout, SseJsonClient, type HeaderLookup } from './responses-client';
 import { ResponsesStreamCollector, clip } from './responses-stream';
 import { decideRetry, sleep, type RetryBounds } from './retry-policy';
 
@@ -106,31 +106,19 @@ export class OpenAIResponsesAdapter implements LanguageModel {
   }
 
   private async attempt(payload: string, signal: AbortSignal, onTextDelta: (text: string) => void): Promise<LlmResponse> {
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, this.options.timeoutMs);
-    const forward = () => controller.abort();
-    signal.addEventListener('abort', forward, { once: true });
     const collector = new ResponsesStreamCollector(onTextDelta);
     try {
-      if (signal.aborted) controller.abort();
-      await this.client.stream('responses', payload, controller.signal, (data) => collector.accept(eventOf(data)));
+      await this.client.stream('responses', payload, { signal, timeoutMs: this.options.timeoutMs }, (data) => collector.accept(eventOf(data)));
       return collector.result();
     } catch (e) {
-      throw this.classify(e, { timedOut, aborted: signal.aborted });
-    } finally {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', forward);
+      throw this.classify(e, signal.aborted);
     }
   }
 
-  private classify(e: unknown, state: { timedOut: boolean; aborted: boolean }): AttemptFailure {
+  private classify(e: unknown, aborted: boolean): AttemptFailure {
     const final = (error: LlmError) => new AttemptFailure(error, false, null);
-    if (state.aborted) return final(new LlmError('aborted', 'the model call was aborted'));
-    if (state.timedOut) return final(new LlmError('timeout', `the model did not finish answering within ${this.options.timeoutMs} ms`));
+    if (aborted) return final(new LlmError('aborted', 'the model call was aborted'));
+    if (e instanceof ProviderTimeout) return final(new LlmError('timeout', `the model did not finish answering within ${this.options.timeoutMs} ms`));
     if (e instanceof LlmError) return final(e);
     if (e instanceof ProviderConnectionError) {
       // Before an answer began a retry is safe; a stream that broke mid-answer is not retried.

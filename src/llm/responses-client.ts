@@ -30,12 +30,27 @@ export class ProviderConnectionError extends Error {
   }
 }
 
-/** The call was aborted through its signal (the caller decides why: timeout, cancel, shutdown). */
+/** The call was aborted through its signal (cancel, shutdown). */
 export class ProviderCallAborted extends Error {
   constructor() {
     super('the provider call was aborted');
     this.name = 'ProviderCallAborted';
   }
+}
+
+/** The call, stream included, did not finish within its deadline. */
+export class ProviderTimeout extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`the provider did not finish within ${timeoutMs} ms`);
+    this.name = 'ProviderTimeout';
+  }
+}
+
+export interface StreamCallOptions {
+  /** Aborts the call: it rejects with ProviderCallAborted and the connection closes. */
+  readonly signal: AbortSignal;
+  /** Deadline of the whole call, stream included: it rejects with ProviderTimeout. */
+  readonly timeoutMs: number;
 }
 
 export interface SseClientOptions {
@@ -70,17 +85,20 @@ export class SseJsonClient {
   /**
    * POSTs `body` to `path` and calls `onData` with each event's parsed data, in order.
    * Resolves when the stream ends; rejects with ProviderHttpError, ProviderConnectionError,
-   * ProviderCallAborted, or whatever `onData` threw (the request is closed then).
+   * ProviderCallAborted, ProviderTimeout, or whatever `onData` threw (the request is closed then).
    */
-  stream(path: string, body: string, signal: AbortSignal, onData: (data: unknown) => void): Promise<void> {
+  stream(path: string, body: string, options: StreamCallOptions, onData: (data: unknown) => void): Promise<void> {
+    const { signal, timeoutMs } = options;
     return new Promise<void>((resolve, reject) => {
       if (signal.aborted) return reject(new ProviderCallAborted());
       let settled = false;
       let answered = false;
       let req: ClientRequest | null = null;
+      const timer = setTimeout(() => finish(new ProviderTimeout(timeoutMs)), timeoutMs);
       const finish = (error: unknown) => {
         if (settled) return;
         settled = true;
+        clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
         if (error === null) return resolve();
         // Closing the socket tells the provider to stop generating.
