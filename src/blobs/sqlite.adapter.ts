@@ -53,7 +53,7 @@ export class SqliteBlobStore implements BlobStore {
 
   /** Content types follow from the key's extension on read, so none is stored. */
   put(key: string, body: string | Buffer, _contentType?: string): Promise<void> {
-    this.assertOpen();
+    if (!this.db.open) return Promise.reject(closedError());
     let pending = this.pending;
     if (!pending) {
       pending = { bodies: new Map(), waiting: [] };
@@ -106,6 +106,8 @@ export class SqliteBlobStore implements BlobStore {
   }
 
   private assertOpen(): void {
-    if (!this.db.open) throw new BlobStoreUnavailableError('the embedded blob store was closed at shutdown');
+    if (!this.db.open) throw closedError();
   }
 }
+
+const closedError = () => new BlobStoreUnavailableError('the embedded blob store was closed at shutdown');
