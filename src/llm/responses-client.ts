@@ -72,6 +72,8 @@ const MAX_ERROR_BODY = 64 * 1024;
  */
 export class SseJsonClient {
   private readonly base: URL;
+  /** Resolved once per path: URL parsing is a visible share of a call this lean. */
+  private readonly urls = new Map<string, URL>();
   private readonly agent: HttpAgent;
   private readonly send: typeof httpRequest;
 
@@ -107,7 +109,7 @@ export class SseJsonClient {
       };
       const onAbort = () => finish(new ProviderCallAborted());
       signal.addEventListener('abort', onAbort, { once: true });
-      req = this.send(new URL(path, this.base), {
+      req = this.send(this.urlOf(path), {
         method: 'POST',
         agent: this.agent,
         headers: {
@@ -131,6 +133,15 @@ export class SseJsonClient {
       });
       req.end(body);
     });
+  }
+
+  private urlOf(path: string): URL {
+    let url = this.urls.get(path);
+    if (!url) {
+      url = new URL(path, this.base);
+      this.urls.set(path, url);
+    }
+    return url;
   }
 }
 
