@@ -123,8 +123,10 @@ export class SseJsonClient {
       req.on('response', (res) => {
         answered = true;
         res.on('error', (e) => finish(new ProviderConnectionError('stream', { cause: e })));
-        // After 'end' this changes nothing; without it, the connection broke mid-answer.
-        res.on('close', () => finish(new ProviderConnectionError('stream')));
+        // Without 'end' first, the connection broke mid-answer (after it, no error is built: every call closes).
+        res.on('close', () => {
+          if (!settled) finish(new ProviderConnectionError('stream'));
+        });
         const status = res.statusCode ?? 0;
         if (status < 200 || status >= 300) return readError(res, status, finish);
         readEvents(res, (data) => {
