@@ -127,6 +127,7 @@ export async function createGateway(
   const idempotencyKeys = new IdempotencyKeys(db, now);
   const orchestrator = new Orchestrator({
     sessions: store.lifecycle,
+    history: store.batch,
     leases: store.leases,
     contexts,
     blobs,

@@ -9,6 +9,12 @@ interface Row {
   readonly body: Buffer;
 }
 
+/** Puts waiting for the next write transaction, and their callers. */
+interface PendingWrites {
+  readonly bodies: Map<string, Buffer>;
+  readonly waiting: { resolve(): void; reject(e: unknown): void }[];
+}
+
 /**
  * The embedded default: objects as rows of DATA_DIR/blobs.sqlite, a database of its own (so
  * blob writes never wait on the gateway's tables, nor they on blobs). A turn writes four to
@@ -17,13 +23,18 @@ interface Row {
  * append to the write-ahead log each. WAL with synchronous=NORMAL, as the gateway's own
  * SQLite database: a crash of the gateway loses nothing, a power loss at most the last
  * writes, as files written without fsync did. Objects written before this store existed,
- * as files under DATA_DIR/blobs, are still read from there.
+ * as files under DATA_DIR/blobs, are still read from there. Puts of one event-loop turn
+ * (a turn's instruction and file versions, the payloads of many turns under load) share one
+ * transaction, written on the next check phase: one commit instead of one per object. A put
+ * resolves once its transaction committed; until then reads of its key see the new body.
  */
 export class SqliteBlobStore implements BlobStore {
   private readonly db: Database.Database;
   private readonly upsert: Database.Statement<[string, Buffer]>;
   private readonly select: Database.Statement<[string], Row>;
   private readonly files: FilesystemBlobStore;
+  private readonly writeAll: Database.Transaction<(bodies: Map<string, Buffer>) => void>;
+  private pending: PendingWrites | null = null;
 
   constructor(dataDir: string) {
     const dir = resolve(dataDir);
@@ -35,26 +46,33 @@ export class SqliteBlobStore implements BlobStore {
     this.upsert = this.db.prepare('INSERT INTO blobs (key, body) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET body = excluded.body');
     this.select = this.db.prepare('SELECT body FROM blobs WHERE key = ?');
     this.files = new FilesystemBlobStore(dir);
+    this.writeAll = this.db.transaction((bodies: Map<string, Buffer>) => {
+      for (const [key, body] of bodies) this.upsert.run(key, body);
+    });
   }
 
   /** Content types follow from the key's extension on read, so none is stored. */
-  async put(key: string, body: string | Buffer, _contentType?: string): Promise<void> {
-    this.assertOpen();
-    // One statement, so a reader never sees half an object.
-    this.upsert.run(key, typeof body === 'string' ? Buffer.from(body, 'utf8') : body);
+  put(key: string, body: string | Buffer, _contentType?: string): Promise<void> {
+    if (!this.db.open) return Promise.reject(closedError());
+    let pending = this.pending;
+    if (!pending) {
+      pending = { bodies: new Map(), waiting: [] };
+      this.pending = pending;
+      setImmediate(() => this.flush());
+    }
+    pending.bodies.set(key, typeof body === 'string' ? Buffer.from(body, 'utf8') : body);
+    return new Promise((resolve, reject) => pending.waiting.push({ resolve, reject }));
   }
 
   async get(key: string): Promise<BlobObject | null> {
-    this.assertOpen();
-    const row = this.select.get(key);
-    if (!row) return this.files.get(key);
-    return { body: Readable.from([row.body]), contentType: contentTypeOf(key), sizeBytes: row.body.length };
+    const body = this.bodyOf(key);
+    if (!body) return this.files.get(key);
+    return { body: Readable.from([body]), contentType: contentTypeOf(key), sizeBytes: body.length };
   }
 
   async getText(key: string): Promise<string | null> {
-    this.assertOpen();
-    const row = this.select.get(key);
-    return row ? row.body.toString('utf8') : this.files.getText(key);
+    const body = this.bodyOf(key);
+    return body ? body.toString('utf8') : this.files.getText(key);
   }
 
   async ping(): Promise<void> {
@@ -62,12 +80,34 @@ export class SqliteBlobStore implements BlobStore {
     this.db.prepare('SELECT 1').get();
   }
 
-  /** Checkpoints the write-ahead log into the database file and closes it. */
+  /** Writes what is pending, checkpoints the write-ahead log into the database file and closes it. */
   async close(): Promise<void> {
+    this.flush();
     if (this.db.open) this.db.close();
   }
 
+  private bodyOf(key: string): Buffer | null {
+    this.assertOpen();
+    return this.pending?.bodies.get(key) ?? this.select.get(key)?.body ?? null;
+  }
+
+  /** One transaction: a reader never sees half an object, nor part of a batch. */
+  private flush(): void {
+    const pending = this.pending;
+    if (!pending) return;
+    this.pending = null;
+    try {
+      this.writeAll(pending.bodies);
+    } catch (e) {
+      for (const w of pending.waiting) w.reject(e);
+      return;
+    }
+    for (const w of pending.waiting) w.resolve();
+  }
+
   private assertOpen(): void {
-    if (!this.db.open) throw new BlobStoreUnavailableError('the embedded blob store was closed at shutdown');
+    if (!this.db.open) throw closedError();
   }
 }
+
+const closedError = () => new BlobStoreUnavailableError('the embedded blob store was closed at shutdown');

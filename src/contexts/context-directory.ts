@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { In, type DeepPartial, type EntitySchema, type FindOptionsWhere } from 'typeorm';
+import { type DeepPartial, type EntitySchema, type FindOptionsWhere } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { isAdmin, type Caller } from '../domain/caller';
 import {
@@ -12,8 +12,29 @@ import {
 } from '../domain/contexts';
 import { forbidden, notFound } from '../domain/errors';
 import type { Database } from '../persistence/database';
-import type { AgentContextRow, ContextEntities, ConversationContextRow } from './context.entities';
+import type { AgentContextRow, ContextEntities, ConversationContextRow, ToolDefinitionDoc } from './context.entities';
 import type { ContextCatalog } from './context-directory.port';
+
+/** Rows of the by-id reads, as the drivers hand them out. */
+interface RawAgentContext {
+  readonly id: string;
+  readonly org_id: string;
+  readonly name: string;
+  readonly description: string | null;
+  readonly vector_collection: string;
+  readonly default_model: string;
+}
+
+interface RawConversationContext {
+  readonly id: string;
+  readonly org_id: string;
+  readonly name: string;
+  readonly description: string | null;
+  readonly system_prompt: string;
+  readonly model: string | null;
+  readonly temperature: number | string | null;
+  readonly tools: string | null;
+}
 
 /**
  * The agent and conversation contexts of each org (DD-007: session persistence keeps only
@@ -41,20 +62,46 @@ export class ContextDirectory implements ContextCatalog {
     return rows.map(toConversationContext);
   }
 
+  /**
+   * Every execute resolves its contexts: one plain statement each, mapped by hand (the
+   * repository's find built and hydrated the query for more CPU than the database spent).
+   */
   async agentContextsByIds(orgId: string, ids: readonly string[]): Promise<AgentContextRecord[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.dataSource.manager.find(this.db.entities.agentContexts, {
-      where: { orgId, id: In([...ids]) },
-    });
-    return rows.map(toAgentContext);
+    const rows = (await this.db.dataSource.query(
+      `SELECT id, org_id, name, description, vector_collection, default_model FROM agent_contexts
+        WHERE org_id = ? AND id IN (${ids.map(() => '?').join(', ')})`,
+      [orgId, ...ids],
+    )) as RawAgentContext[];
+    return rows.map((r) => ({
+      id: r.id,
+      orgId: r.org_id,
+      name: r.name,
+      description: r.description,
+      vectorCollection: r.vector_collection,
+      defaultModel: r.default_model,
+    }));
   }
 
   async conversationContextsByIds(orgId: string, ids: readonly string[]): Promise<ConversationContextRecord[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.dataSource.manager.find(this.db.entities.conversationContexts, {
-      where: { orgId, id: In([...ids]) },
-    });
-    return rows.map(toConversationContext);
+    const rows = (await this.db.dataSource.query(
+      `SELECT id, org_id, name, description, system_prompt, model, temperature, tools FROM conversation_contexts
+        WHERE org_id = ? AND id IN (${ids.map(() => '?').join(', ')})`,
+      [orgId, ...ids],
+    )) as RawConversationContext[];
+    return rows.map((r) => ({
+      id: r.id,
+      orgId: r.org_id,
+      name: r.name,
+      description: r.description,
+      systemPrompt: r.system_prompt,
+      model: r.model,
+      // mysql2 may hand DOUBLE values back as strings.
+      temperature: r.temperature === null ? null : Number(r.temperature),
+      // The tools column as persistence/columns.ts jsonColumn stores it: null or empty is none.
+      tools: r.tools === null || r.tools === '' ? [] : (JSON.parse(r.tools) as ToolDefinitionDoc[]),
+    }));
   }
 
   /** Admin only. With an id it updates that context of the caller's org; without, it creates one. */

@@ -1,6 +1,6 @@
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import type { ResponseCreateParamsStreaming } from 'openai/resources/responses/responses';
+import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { LlmError, type LanguageModel, type LlmCallOptions, type LlmInputItem, type LlmRequest, type LlmResponse } from './llm.port';
+import { ProviderConnectionError, ProviderHttpError, ProviderTimeout, SseJsonClient, type HeaderLookup } from './responses-client';
 import { ResponsesStreamCollector, clip } from './responses-stream';
 import { decideRetry, sleep, type RetryBounds } from './retry-policy';
 
@@ -20,26 +20,33 @@ class AttemptFailure extends Error {
   constructor(
     readonly error: LlmError,
     readonly retryable: boolean,
-    readonly headers: Headers | null,
+    readonly headers: HeaderLookup | null,
   ) {
     super(error.message);
   }
 }
 
+const OPENAI_API = 'https://api.openai.com/v1';
+
 /**
- * The OpenAI Responses API (openai SDK 6), streamed. The SDK's own retries are off: the
- * gateway retries 429/5xx itself, only before any answer text went out, and only as long
- * as the provider's retry-after fits LLM_RETRY_MAX_DELAY_MS.
+ * The OpenAI Responses API, streamed (POST /responses with stream: true, read as server-sent
+ * events by responses-client.ts). The gateway retries 429/5xx itself, only before any answer
+ * text went out, and only as long as the provider's retry-after fits LLM_RETRY_MAX_DELAY_MS.
  */
 export class OpenAIResponsesAdapter implements LanguageModel {
-  private readonly client: OpenAI;
+  private readonly client: SseJsonClient;
 
   constructor(private readonly options: OpenAIResponsesOptions) {
-    this.client = new OpenAI({
-      apiKey: options.apiKey,
-      ...(options.baseURL ? { baseURL: options.baseURL } : {}),
-      maxRetries: 0,
-      timeout: options.timeoutMs,
+    // The organization and project headers as the openai SDK sent them, from the same variables.
+    const organization = process.env.OPENAI_ORG_ID;
+    const project = process.env.OPENAI_PROJECT_ID;
+    this.client = new SseJsonClient({
+      baseURL: options.baseURL ?? OPENAI_API,
+      headers: {
+        authorization: `Bearer ${options.apiKey}`,
+        ...(organization ? { 'openai-organization': organization } : {}),
+        ...(project ? { 'openai-project': project } : {}),
+      },
     });
   }
 
@@ -72,7 +79,7 @@ export class OpenAIResponsesAdapter implements LanguageModel {
   }
 
   async respond(request: LlmRequest, options: LlmCallOptions): Promise<LlmResponse> {
-    const payload = this.payloadOf(request) as unknown as ResponseCreateParamsStreaming;
+    const payload = JSON.stringify(this.payloadOf(request));
     for (let attempt = 0; ; attempt++) {
       let streamed = false;
       const onTextDelta = (text: string) => {
@@ -98,52 +105,32 @@ export class OpenAIResponsesAdapter implements LanguageModel {
     }
   }
 
-  private async attempt(
-    payload: ResponseCreateParamsStreaming,
-    signal: AbortSignal,
-    onTextDelta: (text: string) => void,
-  ): Promise<LlmResponse> {
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, this.options.timeoutMs);
-    const forward = () => controller.abort();
-    signal.addEventListener('abort', forward, { once: true });
+  private async attempt(payload: string, signal: AbortSignal, onTextDelta: (text: string) => void): Promise<LlmResponse> {
     const collector = new ResponsesStreamCollector(onTextDelta);
     try {
-      if (signal.aborted) controller.abort();
-      const stream = await this.client.responses.create(payload, { signal: controller.signal, maxRetries: 0 });
-      for await (const event of stream) collector.accept(event);
-      // The SDK ends the iteration quietly when its request is aborted.
-      if (controller.signal.aborted) throw new APIUserAbortError();
+      await this.client.stream('responses', payload, { signal, timeoutMs: this.options.timeoutMs }, (data) => collector.accept(eventOf(data)));
       return collector.result();
     } catch (e) {
-      throw this.classify(e, { timedOut, aborted: signal.aborted });
-    } finally {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', forward);
+      throw this.classify(e, signal.aborted);
     }
   }
 
-  private classify(e: unknown, state: { timedOut: boolean; aborted: boolean }): AttemptFailure {
+  private classify(e: unknown, aborted: boolean): AttemptFailure {
     const final = (error: LlmError) => new AttemptFailure(error, false, null);
-    if (state.aborted) return final(new LlmError('aborted', 'the model call was aborted'));
-    if (state.timedOut || e instanceof APIConnectionTimeoutError) {
-      return final(new LlmError('timeout', `the model did not finish answering within ${this.options.timeoutMs} ms`));
-    }
+    if (aborted) return final(new LlmError('aborted', 'the model call was aborted'));
+    if (e instanceof ProviderTimeout) return final(new LlmError('timeout', `the model did not finish answering within ${this.options.timeoutMs} ms`));
     if (e instanceof LlmError) return final(e);
-    if (e instanceof APIConnectionError) {
-      return new AttemptFailure(new LlmError('failed', 'could not reach the model provider'), true, null);
+    if (e instanceof ProviderConnectionError) {
+      // Before an answer began a retry is safe; a stream that broke mid-answer is not retried.
+      return new AttemptFailure(new LlmError('failed', e.message), e.phase === 'connect', null);
     }
-    if (e instanceof APIError && typeof e.status === 'number') return this.classifyHttp(e, e.status);
+    if (e instanceof ProviderHttpError) return this.classifyHttp(e);
     return final(new LlmError('failed', 'the model call failed unexpectedly'));
   }
 
-  private classifyHttp(e: APIError, status: number): AttemptFailure {
-    const headers = (e.headers as Headers | undefined) ?? null;
-    const said = providerMessage(e);
+  private classifyHttp(e: ProviderHttpError): AttemptFailure {
+    const { status, headers } = e;
+    const said = e.providerMessage;
     if (status === 429) {
       return new AttemptFailure(new LlmError('failed', 'the model provider is rate limiting requests (HTTP 429)'), true, headers);
     }
@@ -162,9 +149,17 @@ export class OpenAIResponsesAdapter implements LanguageModel {
   }
 }
 
-function providerMessage(e: APIError): string {
-  const body = e.error as { message?: unknown } | undefined;
-  return typeof body?.message === 'string' ? body.message : '';
+/**
+ * One streamed event. An event that carries an `error` object instead of a type (the API
+ * reports some failures so) becomes the collector's error event.
+ */
+function eventOf(data: unknown): ResponseStreamEvent {
+  const event = data as { type?: unknown; error?: { message?: unknown } | null };
+  if (event && typeof event.type !== 'string' && event.error) {
+    const message = typeof event.error.message === 'string' ? event.error.message : 'no reason given';
+    return { type: 'error', code: null, message, param: null, sequence_number: 0 };
+  }
+  return data as ResponseStreamEvent;
 }
 
 function inputItemOf(item: LlmInputItem): Record<string, unknown> {

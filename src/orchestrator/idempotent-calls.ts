@@ -37,8 +37,10 @@ export class IdempotentCalls {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  async run<T>(caller: Caller, key: string | null, fingerprint: string, work: () => Promise<T>): Promise<T> {
+  /** `fingerprint` is computed only for a call with a key (most have none; hashing the whole input is not free). */
+  async run<T>(caller: Caller, key: string | null, fingerprintOf: () => string, work: () => Promise<T>): Promise<T> {
     if (key === null) return work();
+    const fingerprint = fingerprintOf();
     const scope: IdempotencyScope = { orgId: caller.orgId, userId: caller.userId };
     const localKey = JSON.stringify([caller.orgId, caller.userId, key]);
     const deadline = Date.now() + this.options.waitMs;

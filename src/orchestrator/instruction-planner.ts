@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { BlobStore } from '../blobs/blob-store.port';
 import type { ContextLookup } from '../contexts/context-directory.port';
 import { fileHistoryOf, planActiveFiles, type ActiveFilesPlan, type FileHistory } from '../domain/active-files';
-import { chainExpiryOf, decideChain, type ChainDecision } from '../domain/chain';
+import { chainExpiryOf, decideChain, type ChainDecision, type ChainTurn } from '../domain/chain';
 import { restartWarning, type ChainRestartReason } from '../domain/chain-restart';
 import { chunksOfChain, newSnippets } from '../domain/chunk-delta';
 import type { AgentContextRecord, ConversationContextRecord } from '../domain/contexts';
@@ -15,7 +15,7 @@ import type { ActiveFileRef, TurnRecord } from '../domain/turn';
 import type { LanguageModel, LlmMessage, LlmRequest } from '../llm/llm.port';
 import type { Logger } from '../logger.port';
 import type { RetrievedChunk, Retriever } from '../retrieval/retrieval.port';
-import type { TurnStore } from '../sessions/session-store.port';
+import type { ChainHistoryReader, TurnStore } from '../sessions/session-store.port';
 import { interruptedTurnMessage, NO_PRELOAD, preloadChain, type BlobScope } from './chain-preload';
 import { llmRequestOf, userMessage, type FileToSend } from './packaging';
 import type { InstructionRequest } from './request';
@@ -27,6 +27,8 @@ export const HISTORY_WINDOW = 200;
 
 export interface PlannerDeps {
   readonly sessions: Pick<TurnStore, 'getSession' | 'recentTurns'>;
+  /** The slim recent turns every plan decides on; whole turns come from `sessions` when a new chain is preloaded. */
+  readonly history: ChainHistoryReader;
   readonly contexts: ContextLookup;
   readonly retriever: Retriever;
   readonly blobs: BlobStore;
@@ -91,7 +93,9 @@ interface TurnInputs {
   readonly req: InstructionRequest;
   readonly contexts: Contexts;
   readonly scope: BlobScope;
-  readonly history: readonly TurnRecord[];
+  readonly history: readonly ChainTurn[];
+  /** The same turns whole, read only when a new chain is preloaded from them. */
+  readonly fullHistory: () => Promise<readonly TurnRecord[]>;
   readonly retrieved: readonly RetrievedChunk[];
   readonly requestedModel: string;
   readonly interrupted: LlmMessage | null;
@@ -104,7 +108,7 @@ interface Contexts {
 
 interface SessionState {
   readonly session: SessionRecord;
-  readonly history: readonly TurnRecord[];
+  readonly history: readonly ChainTurn[];
 }
 
 /**
@@ -126,8 +130,11 @@ export class InstructionPlanner {
     // Where the turn's blobs go: the caller's org, the session's id (chosen before a new session exists).
     const scope: BlobScope = { orgId: req.caller.orgId, sessionId: existing?.session.id ?? randomUUID() };
     const requestedModel = contexts.conversation?.model || contexts.agent.defaultModel || this.deps.config.defaultModel;
-    const interrupted = await interruptedTurnMessage(this.deps.blobs, scope, history);
-    const inputs: TurnInputs = { req, contexts, scope, history, retrieved, requestedModel, interrupted };
+    const fullHistory = existing ? once(() => this.wholeTurns(req, existing.session)) : async () => [];
+    // After a cancelled turn the model hears what was cut off: that turn's texts, read whole.
+    const interrupted =
+      history[history.length - 1]?.status === 'CANCELLED' ? await interruptedTurnMessage(this.deps.blobs, scope, await fullHistory()) : null;
+    const inputs: TurnInputs = { req, contexts, scope, history, fullHistory, retrieved, requestedModel, interrupted };
     const turn = await this.packageTurn(inputs, chain);
     const ttl = this.deps.config.chainTtlSeconds;
     return {
@@ -180,7 +187,9 @@ export class InstructionPlanner {
     const fileHistory = fileHistoryOf(history, links);
     const files = planActiveFiles(req.activeFiles, fileHistory);
     const preload =
-      chain.kind === 'new' ? await preloadChain(this.deps.blobs, scope, history, new Set(files.files.map((f) => f.ref.path))) : NO_PRELOAD;
+      chain.kind === 'new' && history.length > 0
+        ? await preloadChain(this.deps.blobs, scope, await inputs.fullHistory(), new Set(files.files.map((f) => f.ref.path)))
+        : NO_PRELOAD;
     const filesToSend = [...(await this.contentsToSend(scope, files)), ...preload.files];
     const held = new Set([
       ...filesToSend.map((f) => f.ref.path),
@@ -239,7 +248,13 @@ export class InstructionPlanner {
     if (session.lastTurnStatus === 'PENDING') {
       throw new DomainError('SESSION_BUSY', 'the session is still working on its last turn', { sessionId: session.id });
     }
-    return { session, history: await this.deps.sessions.recentTurns(req.caller, session, HISTORY_WINDOW) };
+    return { session, history: await this.deps.history.chainTurns(req.caller, session, HISTORY_WINDOW) };
+  }
+
+  /** The turns of the planned history, whole (a turn added since is not part of it). */
+  private async wholeTurns(req: InstructionRequest, session: SessionRecord): Promise<TurnRecord[]> {
+    const turns = await this.deps.sessions.recentTurns(req.caller, session, HISTORY_WINDOW);
+    return turns.filter((t) => t.sequenceNumber <= session.turnCount);
   }
 
   /** Spec 001 section 3.2: retrieval runs on every turn; a failing vector store costs snippets, not the turn. */
@@ -301,4 +316,10 @@ function newSessionOf(req: InstructionRequest, contexts: Contexts, id: string): 
     repo: req.repo,
     defaultLanguage: req.language,
   };
+}
+
+/** Runs `load` on the first call only; later calls share its promise. */
+function once<T>(load: () => Promise<T>): () => Promise<T> {
+  let loaded: Promise<T> | null = null;
+  return () => (loaded ??= load());
 }

@@ -99,7 +99,7 @@ export class RequestHandler {
     return guarded(async () => {
       const request = toOrchestratorRequest(caller, input);
       const key = parseIdempotencyKey(input.idempotencyKey);
-      const fingerprint = fingerprintOf('execute', request);
+      const fingerprint = () => fingerprintOf('execute', request);
       return this.deps.idempotency.run(caller, key, fingerprint, async () => (await this.begin(request, requestId)).outcome);
     });
   }
@@ -109,7 +109,7 @@ export class RequestHandler {
     return guarded(async () => {
       const request = toOrchestratorRequest(caller, input);
       const key = parseIdempotencyKey(input.idempotencyKey);
-      return this.deps.idempotency.run(caller, key, fingerprintOf('executeAsync', request), async () => {
+      return this.deps.idempotency.run(caller, key, () => fingerprintOf('executeAsync', request), async () => {
         const started = await this.begin(request, requestId);
         started.outcome.catch((e: unknown) => {
           if (!isDomainError(e)) this.deps.logger.error({ err: e, requestId, ...started.accepted }, 'background turn failed unexpectedly');

@@ -48,7 +48,7 @@ export class TurnBlobs {
 
   private async append(name: TurnBlobName, entry: unknown, continued: boolean): Promise<string> {
     const entries = continued ? await this.readLog(name) : [];
-    return this.put(name, JSON.stringify([...entries, entry], null, 2));
+    return this.put(name, JSON.stringify([...entries, entry]));
   }
 
   private async readLog(name: TurnBlobName): Promise<unknown[]> {

@@ -142,7 +142,7 @@ export class TurnRunner {
     result: LlmResponse,
     tally: TurnTally,
   ): Promise<ExecuteResponse> {
-    const answerUrl = await blobs.put(TURN_BLOBS.answer, result.text);
+    const [answerUrl] = await Promise.all([blobs.put(TURN_BLOBS.answer, result.text), tally.responseLogged()]);
     const { usage, ...work } = tally.work();
     const receivedAt = this.deps.now();
     const turn = await this.settle(run, flight, () => this.deps.sessions.completeTurn(run.caller, run.sessionId, run.turnId, {
@@ -164,6 +164,7 @@ export class TurnRunner {
   }
 
   private async pause(run: TurnRun, flight: InFlightTurn, result: LlmResponse, tally: TurnTally): Promise<ExecuteResponse> {
+    await tally.responseLogged();
     const declared = new Set(run.request.tools.map((t) => t.name));
     const unknown = result.toolCalls.find((c) => !declared.has(c.name));
     if (unknown) {
@@ -192,6 +193,8 @@ export class TurnRunner {
   private async failed(run: TurnRun, flight: InFlightTurn, blobs: TurnBlobs, e: unknown, tally: TurnTally): Promise<unknown> {
     // The outcome is known and will be stored once the store is back (settle).
     if (flight.settling) return e;
+    // A response log still being written lands first, so the failure is appended after it.
+    await tally.responseLogged().catch(() => undefined);
     // Spec 003: tokens spent on the round that did not finish count too.
     const provider = e instanceof LlmError ? e.provider : {};
     tally.roundAbandoned(flight.text, provider.usage ?? null, provider.model ?? null);

@@ -25,6 +25,8 @@ export class TurnTally {
   private loggedDeltas: number;
   /** The provider round under way, and how much answer text had streamed when it began. */
   private open: { request: LlmRequest; textBefore: number } | null = null;
+  /** The last round's response log while it is being written (see logResponse). */
+  private responseLog: Promise<void> | null = null;
 
   constructor(
     private readonly pricing: PricingTable,
@@ -88,6 +90,21 @@ export class TurnTally {
       else this.files[same] = file;
     }
     return record;
+  }
+
+  /** The last round's response log is being written: `responseUrl` is set once it is stored (awaited by responseLogged). */
+  logResponse(write: Promise<string>): void {
+    const log = write.then((url) => {
+      this.responseUrl = url;
+    });
+    // Whoever settles the turn awaits it; a failure there fails the turn, not the process.
+    log.catch(() => undefined);
+    this.responseLog = log;
+  }
+
+  /** Resolves once the response log handed to logResponse is stored; rejects if it could not be. */
+  async responseLogged(): Promise<void> {
+    await this.responseLog;
   }
 
   /** Server outputs that wait for the client's results (one response asked for both kinds). */

@@ -370,7 +370,20 @@ export class EmbeddedVectorStore implements VectorStore {
   }
 }
 
-const notIndexed = (collection: string) => new RetrievalError('collection-missing', `vector collection "${collection}" has not been indexed yet`);
+/**
+ * An expected state, not a fault: every execute of an agent context whose collection was
+ * never ingested gets here. Built without a stack trace (nobody logs it; capturing one was
+ * the most expensive part of such a retrieval).
+ */
+function notIndexed(collection: string): RetrievalError {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new RetrievalError('collection-missing', `vector collection "${collection}" has not been indexed yet`);
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
 
 const damaged = (collection: string, cause: unknown) =>
   new RetrievalError('unavailable', `the embedded index of "${collection}" is damaged; re-run the ingest`, { cause });

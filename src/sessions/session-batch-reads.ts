@@ -1,19 +1,20 @@
 import { isAdmin, type Caller, type EntityHeader, type OrgScope } from '../domain/caller';
+import type { ChainTurn } from '../domain/chain';
 import type { SessionRecord } from '../domain/session';
 import type { TurnRecord } from '../domain/turn';
 import type { TurnStatus } from '../domain/turn-status';
 import type { Database } from '../persistence/database';
 import { toSessionRecord, toTurnRecord } from './records';
 import { applyVisibility } from './session-query';
-import { TURN_COLUMNS, turnRowOf, type RawTurnRow } from './turn-rows';
-import type { SessionBatchReader, TurnWindow } from './session-store.port';
+import { chainTurnOf, CHAIN_TURN_COLUMNS, TURN_COLUMNS, turnRowOf, type RawChainTurnRow, type RawTurnRow } from './turn-rows';
+import type { ChainHistoryReader, SessionBatchReader, TurnWindow } from './session-store.port';
 import type { SessionEntities } from './session.entities';
 
 /**
  * The DataLoaders' batch reads: each answers a whole batch in one statement and is scoped by
  * the org (or the caller) it is given, never by whatever the first key says.
  */
-export class SessionBatchReads implements SessionBatchReader {
+export class SessionBatchReads implements SessionBatchReader, ChainHistoryReader {
   constructor(private readonly db: Database<SessionEntities>) {}
 
   async sessionsByIds(caller: Caller, ids: readonly string[]): Promise<SessionRecord[]> {
@@ -103,6 +104,17 @@ export class SessionBatchReads implements SessionBatchReader {
     ) as RawTurnRow[];
     for (const row of rows) result.get(row.session_id)?.push(toTurnRecord(turnRowOf(row)));
     return result;
+  }
+
+  /** The planner's read, every execute: the chain and file fields of the session's last `limit` turns, one index range. */
+  async chainTurns(scope: OrgScope, session: Pick<SessionRecord, 'id' | 'turnCount'>, limit: number): Promise<ChainTurn[]> {
+    const rows = (await this.db.dataSource.query(
+      `SELECT ${CHAIN_TURN_COLUMNS} FROM agent_session_turns t
+        WHERE t.org_id = ? AND t.session_id = ? AND t.sequence_number > ?
+        ORDER BY t.sequence_number ASC LIMIT ?`,
+      [scope.orgId, session.id, Math.max(0, session.turnCount - limit), limit],
+    )) as RawChainTurnRow[];
+    return rows.map(chainTurnOf);
   }
 
   async countTurns(scope: OrgScope, sessionIds: readonly string[], status: TurnStatus): Promise<Map<string, number>> {

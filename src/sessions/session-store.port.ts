@@ -1,4 +1,5 @@
 import type { Caller, EntityHeader, OrgScope } from '../domain/caller';
+import type { ChainTurn } from '../domain/chain';
 import type { Page, PageRequest } from '../domain/pagination';
 import type { NewSession, SessionFilter, SessionOrder, SessionPatch, SessionRecord } from '../domain/session';
 import type {
@@ -70,6 +71,16 @@ export interface TurnStore {
   keepPartialAnswer(scope: OrgScope, sessionId: string, turnId: string, partial: TurnPartialAnswer): Promise<TurnRecord>;
   /** DD-002C for a turn whose lease ran out; null when its lease was renewed meanwhile (it stays PENDING). */
   failExpiredTurn(turn: ExpiredTurn, failure: TurnFailure): Promise<TurnRecord | null>;
+}
+
+/**
+ * Port: a session's recent turns as the planner reads them on every execute: only the fields
+ * of the chain and file rules (domain/chain.ts), not whole turns (their texts, tool calls and
+ * JSON documents cost most of a full read, and the planner needs them only to preload a new chain).
+ */
+export interface ChainHistoryReader {
+  /** The session's last `limit` turns (any status), oldest first. */
+  chainTurns(scope: OrgScope, session: Pick<SessionRecord, 'id' | 'turnCount'>, limit: number): Promise<ChainTurn[]>;
 }
 
 /** Port: leases of running turns, so nothing is lost when an instance dies. */

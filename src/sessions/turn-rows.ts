@@ -1,3 +1,4 @@
+import type { ChainTurn } from '../domain/chain';
 import type { ChainRestartReason } from '../domain/chain-restart';
 import type { FileRef } from '../domain/file-ref';
 import { NO_REQUEST_METADATA, type TurnRequestMetadata } from '../domain/request-metadata';
@@ -108,5 +109,36 @@ export function turnRowOf(raw: RawTurnRow): TurnRow {
     leaseExpiresAt: nullableDateOf(raw.lease_expires_at),
     openAIChainRestartReason: raw.openai_chain_restart_reason,
     requestMetadata: jsonOf<TurnRequestMetadata>(raw.request_metadata, NO_REQUEST_METADATA),
+  };
+}
+
+/** The columns of domain/chain.ts ChainTurn, aliased `t`: what the planner reads of every recent turn. */
+export const CHAIN_TURN_COLUMNS = `t.id, t.sequence_number, t.status, t.conversation_id, t.openai_response_id,
+  t.previous_openai_response_id, t.openai_chain_expires_date, t.active_file_refs, t.chunk_refs`;
+
+export type RawChainTurnRow = Pick<
+  RawTurnRow,
+  | 'id'
+  | 'sequence_number'
+  | 'status'
+  | 'conversation_id'
+  | 'openai_response_id'
+  | 'previous_openai_response_id'
+  | 'openai_chain_expires_date'
+  | 'active_file_refs'
+  | 'chunk_refs'
+>;
+
+export function chainTurnOf(raw: RawChainTurnRow): ChainTurn {
+  return {
+    id: raw.id,
+    sequenceNumber: Number(raw.sequence_number),
+    status: raw.status,
+    conversationId: raw.conversation_id,
+    openAIResponseId: raw.openai_response_id,
+    previousOpenAIResponseId: raw.previous_openai_response_id,
+    openAIChainExpiresDate: nullableDateOf(raw.openai_chain_expires_date),
+    activeFileRefs: jsonOf<ActiveFileRef[]>(raw.active_file_refs, []),
+    chunkRefs: jsonOf<ChunkRef[]>(raw.chunk_refs, []),
   };
 }

@@ -111,6 +111,51 @@ function storeSuite(open: TestDatabaseFactory): void {
     expect(completed.get(s2.id)?.map((x) => x.id)).toEqual([t2.id]);
     expect(completed.get(s1.id)).toEqual([]);
   });
+
+  it('reads one session by hand exactly as the batch read hydrates it, for whoever may see it', async () => {
+    const s = await newSession(alice, { isPublic: false, workspaceId: 'ws', repo: 'r', defaultLanguage: 'ts', conversationContextId: 'cc-1' });
+    const turn = await store.lifecycle.addTurn(alice, s.id, { instructionSummary: 'q' });
+    await store.lifecycle.completeTurn(alice, s.id, turn.id, completion());
+    for (const caller of [alice, boss]) {
+      const [batched] = await store.batch.sessionsByIds(caller, [s.id]);
+      expect(batched).toBeDefined();
+      expect(await store.reads.getSession(caller, s.id)).toEqual(batched);
+    }
+    expect(await store.reads.getSession(mallory, s.id)).toBeNull();
+    expect(await store.reads.getSession(bob, s.id)).toBeNull();
+  });
+
+  it("reads the planner's recent turns with exactly the chain and file fields of the whole turns, in one statement", async () => {
+    const s = await newSession();
+    for (let i = 0; i < 4; i++) {
+      const turn = await store.lifecycle.addTurn(alice, s.id, {
+        instructionSummary: `q${i}`,
+        chunkRefs: [{ chunkId: `c${i}`, path: 'a.ts', startLine: 1, endLine: 2, contentHash: 'h', score: 0.5, fileContentHash: null }],
+        activeFileRefs: [{ path: 'a.ts', contentHash: `f${i}`, sizeBytes: 10 + i, isTouched: true, wasSentToLLM: true, wasTooLargeToSend: false }],
+      });
+      await store.lifecycle.completeTurn(alice, s.id, turn.id, { ...completion(), openAIResponseId: `resp_${i}`, openAIChainExpiresDate: new Date(Date.now() + 60_000) });
+    }
+    const session = (await store.reads.getSession(alice, s.id))!;
+    t.statements.length = 0;
+    const slim = await store.batch.chainTurns(alice, session, 3);
+    expect(t.statements).toHaveLength(1);
+    const whole = await store.lifecycle.recentTurns(alice, session, 3);
+    expect(whole.map((x) => x.sequenceNumber)).toEqual([2, 3, 4]);
+    expect(slim).toEqual(
+      whole.map((x) => ({
+        id: x.id,
+        sequenceNumber: x.sequenceNumber,
+        status: x.status,
+        conversationId: x.conversationId,
+        openAIResponseId: x.openAIResponseId,
+        previousOpenAIResponseId: x.previousOpenAIResponseId,
+        openAIChainExpiresDate: x.openAIChainExpiresDate,
+        activeFileRefs: x.activeFileRefs,
+        chunkRefs: x.chunkRefs,
+      })),
+    );
+    expect(slim[2]?.activeFileRefs[0]?.sizeBytes).toBe(13);
+  });
 }
 
 describe('session queries and commands on embedded SQLite', () => storeSuite(sqliteTestDatabase));

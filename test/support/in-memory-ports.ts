@@ -4,6 +4,7 @@ import { BlobStoreUnavailableError, type BlobObject, type BlobStore } from '../.
 import type { ContextLookup } from '../../src/contexts/context-directory.port';
 import { userHeader, type Caller, type OrgScope } from '../../src/domain/caller';
 import type { AgentContextRecord, ConversationContextRecord } from '../../src/domain/contexts';
+import type { ChainTurn } from '../../src/domain/chain';
 import { DomainError, notFound, UnavailableError } from '../../src/domain/errors';
 import type { NewSession, SessionRecord } from '../../src/domain/session';
 import { openSession } from '../../src/domain/session-rules';
@@ -29,7 +30,7 @@ import type { IdempotencyClaim, IdempotencyKeyStore } from '../../src/idempotenc
 import { LlmError, type LanguageModel, type LlmCallOptions, type LlmRequest, type LlmResponse } from '../../src/llm/llm.port';
 import type { Logger } from '../../src/logger.port';
 import type { RetrievedChunk, Retriever } from '../../src/retrieval/retrieval.port';
-import type { AddTurnOptions, TurnLeases, TurnStore } from '../../src/sessions/session-store.port';
+import type { AddTurnOptions, ChainHistoryReader, TurnLeases, TurnStore } from '../../src/sessions/session-store.port';
 
 interface Lease {
   readonly owner: string | null;
@@ -41,7 +42,7 @@ interface Lease {
  * transition, pause, cancel and roll-up functions), without a database. `down` makes every
  * call fail as an unreachable database does.
  */
-export class InMemoryTurnStore implements TurnStore, TurnLeases {
+export class InMemoryTurnStore implements TurnStore, TurnLeases, ChainHistoryReader {
   readonly sessions = new Map<string, SessionRecord>();
   readonly turns = new Map<string, { turn: TurnRecord; lease: Lease }>();
   readonly events: TurnStatusEvent[] = [];
@@ -69,6 +70,10 @@ export class InMemoryTurnStore implements TurnStore, TurnLeases {
       .map((t) => t.turn)
       .filter((t) => t.orgId === scope.orgId && t.sessionId === session.id && t.sequenceNumber > session.turnCount - limit)
       .sort((a, b) => a.sequenceNumber - b.sequenceNumber);
+  }
+
+  chainTurns(scope: OrgScope, session: Pick<SessionRecord, 'id' | 'turnCount'>, limit: number): Promise<ChainTurn[]> {
+    return this.recentTurns(scope, session, limit);
   }
 
   async createSession(caller: Caller, input: NewSession): Promise<SessionRecord> {

@@ -48,6 +48,7 @@ function pipeline(retriever: Retriever = new FixedRetriever()) {
   );
   const orchestrator = new Orchestrator({
     sessions: store,
+    history: store,
     leases: store,
     contexts,
     retriever,

@@ -81,12 +81,15 @@ export class ServerToolLoop {
       const clientCalls = result.toolCalls.filter((c) => !offered.has(c.name));
       const done = serverCalls.length === 0 || clientCalls.length > 0;
       if (done) for (const call of clientCalls) run.onToolCall(tally.callStarted(call, 'CLIENT'));
-      tally.responseUrl = await blobs.appendResponse({ streamedDeltas: tally.takeStreamed(flight.deltas), response: result.raw }, continued);
+      const logged = blobs.appendResponse({ streamedDeltas: tally.takeStreamed(flight.deltas), response: result.raw }, continued);
       continued = true;
       if (done) {
+        // The runner awaits this write together with the answer's (one blob store transaction, not two).
+        tally.logResponse(logged);
         tally.keepForContinuation(outputs);
         return { ...result, text, toolCalls: clientCalls };
       }
+      tally.responseUrl = await logged;
       const withdraw = round >= this.deps.maxRounds;
       if (withdraw) {
         tally.warnings.push(`The model used all ${this.deps.maxRounds} server tool rounds; server tools were withdrawn for its answer.`);
