@@ -1,9 +1,10 @@
-import type { EntityManager } from 'typeorm';
 import type { TurnRecord } from '../domain/turn';
 import type { TurnStatus } from '../domain/turn-status';
-import type { Database } from '../persistence/database';
-import type { EventLogEntities } from './event-log.entities';
+import type { Database, Sql } from '../persistence/database';
 import type { TurnStatusEvent } from './turn-events';
+
+const INSERT_EVENT = `INSERT INTO turn_events (id, org_id, session_id, turn_id, sequence_number, previous_status, status,
+  status_time_stamp, created_by_user_id, created_by_user_name, recorded_date) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /**
  * The only writer of turn_events. The turn lifecycle calls it inside the transaction that
@@ -13,18 +14,18 @@ import type { TurnStatusEvent } from './turn-events';
  */
 export class EventLogWriter {
   constructor(
-    private readonly db: Database<EventLogEntities>,
+    private readonly db: Pick<Database, 'dialect'>,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
   /** Records that `turn` now has its status, coming from `previousStatus` (null: the turn is new). */
   async append(
-    em: EntityManager,
+    sql: Sql,
     turn: Pick<TurnRecord, 'id' | 'orgId' | 'sessionId' | 'sequenceNumber' | 'status' | 'statusTimeStamp' | 'createdByUser'>,
     previousStatus: TurnStatus | null,
   ): Promise<TurnStatusEvent> {
     const event: TurnStatusEvent = {
-      eventId: await this.nextId(em),
+      eventId: await this.nextId(sql),
       orgId: turn.orgId,
       sessionId: turn.sessionId,
       turnId: turn.id,
@@ -34,19 +35,19 @@ export class EventLogWriter {
       statusTimeStamp: turn.statusTimeStamp,
       createdByUser: turn.createdByUser,
     };
-    await em.insert(this.db.entities.events, {
-      id: event.eventId,
-      orgId: event.orgId,
-      sessionId: event.sessionId,
-      turnId: event.turnId,
-      sequenceNumber: event.sequenceNumber,
-      previousStatus: event.previousStatus,
-      status: event.status,
-      statusTimeStamp: event.statusTimeStamp,
-      createdByUserId: event.createdByUser.id,
-      createdByUserName: event.createdByUser.text,
-      recordedDate: this.now(),
-    });
+    await sql.run(INSERT_EVENT, [
+      event.eventId,
+      event.orgId,
+      event.sessionId,
+      event.turnId,
+      event.sequenceNumber,
+      event.previousStatus,
+      event.status,
+      event.statusTimeStamp,
+      event.createdByUser.id,
+      event.createdByUser.text,
+      this.now(),
+    ]);
     return event;
   }
 
@@ -57,16 +58,11 @@ export class EventLogWriter {
    * which spares a SELECT while the lock is held; on SQLite (which runs its transactions one
    * at a time) UPDATE ... RETURNING does the same.
    */
-  private async nextId(em: EntityManager): Promise<number> {
+  private async nextId(sql: Sql): Promise<number> {
     if (this.db.dialect !== 'sqlite') {
-      const result = (await em.query(`UPDATE event_counters SET value = LAST_INSERT_ID(value + 1) WHERE name = 'turn_events'`)) as {
-        insertId: number | string;
-      };
-      return Number(result.insertId);
+      return (await sql.run(`UPDATE event_counters SET value = LAST_INSERT_ID(value + 1) WHERE name = 'turn_events'`)).insertId;
     }
-    const [counter] = (await em.query(`UPDATE event_counters SET value = value + 1 WHERE name = 'turn_events' RETURNING value`)) as {
-      value: string | number;
-    }[];
+    const [counter] = await sql.rows<{ value: string | number }>(`UPDATE event_counters SET value = value + 1 WHERE name = 'turn_events' RETURNING value`);
     return Number(counter?.value);
   }
 }

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
-import { DataSource, type EntityManager, type EntitySchema, type Logger as OrmLogger } from 'typeorm';
+import { DataSource, type EntityManager, type EntitySchema, type Logger as OrmLogger, type QueryRunner } from 'typeorm';
 import type { Logger } from '../logger';
 import { isDeadlock, typedStoreError } from './db-errors';
 import { dialectOf, type Dialect } from './dialect';
@@ -36,6 +36,31 @@ export interface PoolUse {
   readonly waiting: number;
 }
 
+/** A value a plain statement binds: Dates and booleans are converted for the dialect (see `Sql`). */
+export type SqlValue = string | number | boolean | Date | null;
+
+/** What a write statement did. */
+export interface SqlWrite {
+  readonly affected: number;
+  /** MySQL: the insert id, which `LAST_INSERT_ID(expr)` sets too; SQLite: the last rowid. */
+  readonly insertId: number;
+}
+
+/**
+ * Plain SQL for hot paths, written out once (no query builder, no entity hydration): `?`
+ * placeholders on both dialects, unquoted identifiers, rows as the driver hands them out
+ * (sessions/raw-values.ts reads them). Statements still pass the wrapper every statement
+ * passes: typed store errors, the statement observer (metrics, traces) and the onQuery hook,
+ * and SQLite's prepared-statement cache. Dates are bound as UTC datetime text on SQLite (the
+ * format TypeORM writes) and as Dates on MySQL (the pool's timezone is UTC); booleans as 0/1.
+ */
+export interface Sql {
+  readonly dialect: Dialect;
+  /** The rows a SELECT (or a statement with RETURNING) yields. */
+  rows<R>(statement: string, params?: readonly SqlValue[]): Promise<R[]>;
+  run(statement: string, params?: readonly SqlValue[]): Promise<SqlWrite>;
+}
+
 /** Entity schemas by the name their feature reads them by; each feature brings its own. */
 export type EntitySchemas = Readonly<Record<string, EntitySchema>>;
 
@@ -50,6 +75,8 @@ export interface Database<E extends EntitySchemas = EntitySchemas> {
   readonly entities: E;
   /** Runs `work` in one transaction, serialised on SQLite and retried on MySQL deadlocks. */
   transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T>;
+  /** Plain SQL (see `Sql`) on the connection of `em`: inside `transaction`, its transaction; without, the pool. */
+  sql(em?: EntityManager): Sql;
   /** Readiness: throws StoreUnavailableError unless the database answers (MySQL: within the connect timeout). */
   ping(): Promise<void>;
   /** The pool's use now (metrics). */
@@ -148,6 +175,9 @@ export async function openDatabase<E extends EntitySchemas>(
         }
       }
     },
+    sql(em = dataSource.manager) {
+      return em.queryRunner ? sqlOn(em.queryRunner, dialect) : sqlOnPool(dataSource, dialect);
+    },
     async ping() {
       if (guard) await guard.ping();
       else await dataSource.query('SELECT 1');
@@ -163,6 +193,52 @@ export async function openDatabase<E extends EntitySchemas>(
     async close() {
       guard?.close();
       if (dataSource.isInitialized) await dataSource.destroy();
+    },
+  };
+}
+
+/** SQLite's datetime text as TypeORM writes it: `YYYY-MM-DD HH:MM:SS.SSS`, UTC. */
+const sqliteDate = (d: Date): string => d.toISOString().slice(0, 23).replace('T', ' ');
+
+function bindFor(dialect: Dialect): (params: readonly SqlValue[]) => unknown[] {
+  if (dialect !== 'sqlite') return (params) => params as unknown[];
+  return (params) => params.map((p) => (p instanceof Date ? sqliteDate(p) : typeof p === 'boolean' ? (p ? 1 : 0) : p));
+}
+
+interface RunnerResult {
+  readonly records: unknown[];
+  readonly affected?: number;
+  readonly raw: unknown;
+}
+
+function sqlOn(runner: QueryRunner, dialect: Dialect): Sql {
+  return sqlVia(dialect, (statement, params) => runner.query(statement, params, true) as Promise<RunnerResult>);
+}
+
+/** Outside a transaction: one pooled connection per statement (MySQL), the one connection (SQLite). */
+function sqlOnPool(dataSource: DataSource, dialect: Dialect): Sql {
+  return sqlVia(dialect, async (statement, params) => {
+    const runner = dataSource.createQueryRunner();
+    try {
+      return (await runner.query(statement, params, true)) as RunnerResult;
+    } finally {
+      await runner.release();
+    }
+  });
+}
+
+function sqlVia(dialect: Dialect, query: (statement: string, params: unknown[]) => Promise<RunnerResult>): Sql {
+  const bind = bindFor(dialect);
+  return {
+    dialect,
+    async rows<R>(statement: string, params: readonly SqlValue[] = []): Promise<R[]> {
+      return (await query(statement, bind(params))).records as R[];
+    },
+    async run(statement: string, params: readonly SqlValue[] = []): Promise<SqlWrite> {
+      const result = await query(statement, bind(params));
+      const raw = result.raw as { insertId?: number | string } | number | bigint | undefined;
+      const insertId = typeof raw === 'object' && raw !== null ? raw.insertId : raw;
+      return { affected: result.affected ?? 0, insertId: Number(insertId ?? 0) };
     },
   };
 }

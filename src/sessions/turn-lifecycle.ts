@@ -2,7 +2,7 @@ import { userHeader, type Caller, type OrgScope } from '../domain/caller';
 import { conflict, forbidden } from '../domain/errors';
 import type { NewSession, SessionPatch, SessionRecord } from '../domain/session';
 import { checkSessionPatch, openSession } from '../domain/session-rules';
-import { rollUpLateUsage, rollUpSettledTurn } from '../domain/session-usage';
+import { rollUpLateUsage, rollUpSettledTurn, type SessionRollUp } from '../domain/session-usage';
 import type {
   ChunkRef,
   ExpiredTurn,
@@ -31,13 +31,33 @@ import {
 import { canManage } from '../domain/visibility';
 import type { EventLogWriter } from '../events/event-log-writer';
 import type { TurnEventSink, TurnStatusEvent } from '../events/turn-events';
-import type { Database } from '../persistence/database';
+import type { Database, Sql } from '../persistence/database';
 import type { ProvenanceEntities } from './provenance.entities';
-import { NO_LEASE, rollUpColumns, toSessionRecord, toSessionRow, toTurnRecord, toTurnRow, turnColumns } from './records';
+import {
+  INSERT_SESSION,
+  INSERT_TURN,
+  NO_LEASE,
+  rollUpStatement,
+  sessionValues,
+  SETTLE_TURN,
+  toSessionRecord,
+  toSessionRow,
+  toTurnRecord,
+  turnValues,
+  UPDATE_TURN,
+  type TurnLease,
+} from './records';
 import type { SessionLocks } from './session-locks';
 import type { AddTurnOptions, SessionBatchReader, SessionCommands, SessionReader, TurnStore } from './session-store.port';
-import type { SessionEntities, TurnRow } from './session.entities';
+import type { SessionEntities, SessionRow, TurnRow } from './session.entities';
 import { indexTurnRefs } from './turn-provenance';
+
+const ADD_TURN_TO_SESSION = `UPDATE agent_sessions SET turn_count = ?, last_turn_status = 'PENDING', last_turn_date = ?, last_updated_date = ?
+  WHERE id = ? AND org_id = ?`;
+const UPDATE_CHUNK_REFS = 'UPDATE agent_session_turns SET chunk_refs = ? WHERE id = ? AND org_id = ?';
+const DELETE_SESSION = 'UPDATE agent_sessions SET is_deleted = ?, last_updated_date = ? WHERE id = ? AND org_id = ?';
+/** The columns a session patch (domain SessionChanges) may change. */
+const PATCH_COLUMNS = { name: 'name', description: 'description', category: 'category', isPublic: 'is_public' } as const;
 
 export interface TurnLifecycleDeps {
   readonly db: Database<SessionEntities & ProvenanceEntities>;
@@ -79,9 +99,11 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
   async createSession(caller: Caller, input: NewSession): Promise<SessionRecord> {
     const session = openSession(caller, input, { id: input.id ?? this.deps.newId(), now: this.deps.now() });
     const row = toSessionRow(session);
-    await this.deps.db.transaction(async (em) => {
-      await em.insert(this.deps.db.entities.sessions, row);
-      await this.deps.locks.addParticipant(em, row, userHeader(caller), session.creationDate);
+    const { db } = this.deps;
+    await db.transaction(async (em) => {
+      const sql = db.sql(em);
+      await sql.run(INSERT_SESSION, sessionValues(row));
+      await this.deps.locks.addParticipant(sql, row, userHeader(caller), session.creationDate);
     });
     return session;
   }
@@ -90,21 +112,17 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
     const checked = checkNewTurn(input);
     const { db, locks } = this.deps;
     const { turn, event } = await db.transaction(async (em) => {
-      const session = await locks.visibleSession(em, caller, sessionId);
+      const sql = db.sql(em);
+      const session = await locks.visibleSession(sql, caller, sessionId);
       assertAcceptsTurn(session, options);
       const now = this.deps.now();
       const turn = openTurn(checked, { id: input.id ?? this.deps.newId(), session, author: userHeader(caller), now });
-      // updateEntity(false): TypeORM would read the new row's defaulted columns back, one SELECT per turn.
-      await em.createQueryBuilder().insert().into(db.entities.turns).values(toTurnRow(turn, options.lease ?? NO_LEASE)).updateEntity(false).execute();
-      await indexTurnRefs(em, db.entities, turn, turn);
-      await em.update(db.entities.sessions, { id: session.id }, {
-        turnCount: turn.sequenceNumber,
-        lastTurnStatus: 'PENDING',
-        lastTurnDate: now,
-        lastUpdatedDate: now,
-      });
-      if (!session.callerIsParticipant) await locks.addParticipant(em, session, userHeader(caller), now);
-      return { turn, event: await this.deps.eventLog.append(em, turn, null) };
+      await sql.run(INSERT_TURN, [turn.id, turn.sessionId, turn.orgId, ...turnValues(turn, options.lease ?? NO_LEASE)]);
+      await indexTurnRefs(sql, turn, turn);
+      await sql.run(ADD_TURN_TO_SESSION, [turn.sequenceNumber, now, now, session.id, session.orgId]);
+      if (!session.callerIsParticipant) await locks.addParticipant(sql, session, userHeader(caller), now);
+      // Last: the event counter row stays locked until COMMIT (every turn change passes it).
+      return { turn, event: await this.deps.eventLog.append(sql, turn, null) };
     });
     this.deps.events.turnStatusChanged(event);
     return turn;
@@ -137,11 +155,12 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
   recordChunkRefs(scope: OrgScope, sessionId: string, turnId: string, chunkRefs: readonly ChunkRef[]): Promise<TurnRecord> {
     const { db, locks } = this.deps;
     return db.transaction(async (em) => {
-      const current = toTurnRecord(await locks.turn(em, scope, sessionId, turnId));
+      const sql = db.sql(em);
+      const current = toTurnRecord(await locks.turn(sql, scope, sessionId, turnId));
       const { turn, added } = addChunkRefs(current, chunkRefs);
       if (added.length === 0) return turn;
-      await em.update(db.entities.turns, { id: turn.id }, { chunkRefs: [...turn.chunkRefs] });
-      await indexTurnRefs(em, db.entities, turn, { chunkRefs: added, activeFileRefs: [] }, current);
+      await sql.run(UPDATE_CHUNK_REFS, [JSON.stringify(turn.chunkRefs), turn.id, turn.orgId]);
+      await indexTurnRefs(sql, turn, { chunkRefs: added, activeFileRefs: [] }, current);
       return turn;
     });
   }
@@ -150,8 +169,9 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
   pauseForToolCalls(scope: OrgScope, sessionId: string, turnId: string, pause: TurnToolPause): Promise<TurnRecord> {
     const { db, locks } = this.deps;
     return db.transaction(async (em) => {
-      const turn = pauseForToolCalls(toTurnRecord(await locks.turn(em, scope, sessionId, turnId)), pause);
-      await em.update(db.entities.turns, { id: turn.id }, turnColumns(turn, { owner: null, expiresAt: pause.waitUntil }));
+      const sql = db.sql(em);
+      const turn = pauseForToolCalls(toTurnRecord(await locks.turn(sql, scope, sessionId, turnId)), pause);
+      await updateTurn(sql, UPDATE_TURN, turn, { owner: null, expiresAt: pause.waitUntil });
       return turn;
     });
   }
@@ -165,10 +185,11 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
   ): Promise<TurnRecord> {
     const { db, locks } = this.deps;
     return db.transaction(async (em) => {
-      const row = await locks.turn(em, scope, sessionId, turnId);
+      const sql = db.sql(em);
+      const row = await locks.turn(sql, scope, sessionId, turnId);
       // While a turn waits for tool results, its lease is the tool-result deadline.
       const turn = resumeWithToolResults(toTurnRecord(row), toolCallIds, row.leaseExpiresAt, this.deps.now());
-      await em.update(db.entities.turns, { id: turn.id }, turnColumns(turn, lease));
+      await updateTurn(sql, UPDATE_TURN, turn, lease);
       return turn;
     });
   }
@@ -176,9 +197,10 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
   restartTurnChain(scope: OrgScope, sessionId: string, turnId: string, restart: TurnChainRestart): Promise<TurnRecord> {
     const { db, locks } = this.deps;
     return db.transaction(async (em) => {
-      const row = await locks.turn(em, scope, sessionId, turnId);
+      const sql = db.sql(em);
+      const row = await locks.turn(sql, scope, sessionId, turnId);
       const turn = restartTurnChain(toTurnRecord(row), restart);
-      await em.update(db.entities.turns, { id: turn.id }, turnColumns(turn, { owner: row.leaseOwner, expiresAt: row.leaseExpiresAt }));
+      await updateTurn(sql, UPDATE_TURN, turn, leaseOf(row));
       return turn;
     });
   }
@@ -186,15 +208,13 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
   keepPartialAnswer(scope: OrgScope, sessionId: string, turnId: string, partial: TurnPartialAnswer): Promise<TurnRecord> {
     const { db, locks } = this.deps;
     return db.transaction(async (em) => {
-      const session = await locks.session(em, scope, sessionId);
-      const row = await locks.turn(em, scope, session.id, turnId);
+      const sql = db.sql(em);
+      const { session, turn: row } = await locks.sessionAndTurn(sql, scope, sessionId, turnId);
       const current = toTurnRecord(row);
       const turn = keepPartialAnswer(current, partial);
       if (!turn) return current;
-      await em.update(db.entities.turns, { id: turn.id }, turnColumns(turn, { owner: row.leaseOwner, expiresAt: row.leaseExpiresAt }));
-      if (turn.usage !== current.usage) {
-        await em.update(db.entities.sessions, { id: session.id }, rollUpColumns(rollUpLateUsage(toSessionRecord(session), current, turn)));
-      }
+      await updateTurn(sql, UPDATE_TURN, turn, leaseOf(row));
+      if (turn.usage !== current.usage) await rollUp(sql, session, rollUpLateUsage(toSessionRecord(session), current, turn));
       return turn;
     });
   }
@@ -216,11 +236,19 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
     const changes = checkSessionPatch(patch);
     const { db, locks } = this.deps;
     const row = await db.transaction(async (em) => {
-      const session = await locks.visibleSession(em, caller, id);
+      const sql = db.sql(em);
+      const session = await locks.visibleSession(sql, caller, id);
       if (!canManage(caller, session)) throw forbidden('only the owner or an admin may change a session');
       if (session.isDeleted) throw conflict('the session is deleted');
       const lastUpdatedDate = this.deps.now();
-      await em.update(db.entities.sessions, { id }, { ...changes, lastUpdatedDate });
+      const fields = (Object.keys(PATCH_COLUMNS) as (keyof typeof PATCH_COLUMNS)[]).filter((f) => changes[f] !== undefined);
+      const set = fields.map((f) => `${PATCH_COLUMNS[f]} = ?`).join(', ');
+      await sql.run(`UPDATE agent_sessions SET ${set}${set ? ', ' : ''}last_updated_date = ? WHERE id = ? AND org_id = ?`, [
+        ...fields.map((f) => changes[f] ?? null),
+        lastUpdatedDate,
+        session.id,
+        session.orgId,
+      ]);
       return { ...session, ...changes, lastUpdatedDate };
     });
     return toSessionRecord(row);
@@ -229,10 +257,11 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
   async deleteSession(caller: Caller, id: string): Promise<boolean> {
     const { db, locks } = this.deps;
     await db.transaction(async (em) => {
-      const session = await locks.visibleSession(em, caller, id);
+      const sql = db.sql(em);
+      const session = await locks.visibleSession(sql, caller, id);
       if (!canManage(caller, session)) throw forbidden('only the owner or an admin may delete a session');
       if (session.isDeleted) return;
-      await em.update(db.entities.sessions, { id }, { isDeleted: true, lastUpdatedDate: this.deps.now() });
+      await sql.run(DELETE_SESSION, [true, this.deps.now(), session.id, session.orgId]);
     });
     return true;
   }
@@ -246,16 +275,29 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
   ): Promise<TurnRecord> {
     const { db, locks } = this.deps;
     const { turn, event } = await db.transaction(async (em): Promise<{ turn: TurnRecord; event: TurnStatusEvent | null }> => {
-      const session = await locks.session(em, scope, sessionId);
-      const row = await locks.turn(em, scope, session.id, turnId);
+      const sql = db.sql(em);
+      const { session, turn: row } = await locks.sessionAndTurn(sql, scope, sessionId, turnId);
       const current = toTurnRecord(row);
       const updated = guard(row) ? applyTransition(current, change, this.deps.now()) : null;
       if (!updated) return { turn: current, event: null };
-      await em.update(db.entities.turns, { id: row.id, status: 'PENDING' }, turnColumns(updated, NO_LEASE));
-      await em.update(db.entities.sessions, { id: session.id }, rollUpColumns(rollUpSettledTurn(toSessionRecord(session), updated)));
-      return { turn: updated, event: await this.deps.eventLog.append(em, updated, current.status) };
+      await updateTurn(sql, SETTLE_TURN, updated, NO_LEASE);
+      await rollUp(sql, session, rollUpSettledTurn(toSessionRecord(session), updated));
+      // Last: the event counter row stays locked until COMMIT (every turn change passes it).
+      return { turn: updated, event: await this.deps.eventLog.append(sql, updated, current.status) };
     });
     if (event) this.deps.events.turnStatusChanged(event);
     return turn;
   }
 }
+
+/** Writes every column of `turn` but its identity (UPDATE_TURN, or SETTLE_TURN for a turn that must still be PENDING). */
+async function updateTurn(sql: Sql, statement: string, turn: TurnRecord, lease: TurnLease): Promise<void> {
+  await sql.run(statement, [...turnValues(turn, lease), turn.id, turn.orgId]);
+}
+
+async function rollUp(sql: Sql, session: Pick<SessionRow, 'id' | 'orgId'>, change: SessionRollUp): Promise<void> {
+  const { sql: statement, params } = rollUpStatement(change, session);
+  await sql.run(statement, params);
+}
+
+const leaseOf = (row: TurnRow): TurnLease => ({ owner: row.leaseOwner, expiresAt: row.leaseExpiresAt });
