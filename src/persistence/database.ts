@@ -39,26 +39,42 @@ export interface PoolUse {
 /** A value a plain statement binds: Dates and booleans are converted for the dialect (see `Sql`). */
 export type SqlValue = string | number | boolean | Date | null;
 
-/** What a write statement did. */
-export interface SqlWrite {
+/** One plain statement and its parameters. */
+export interface Statement {
+  readonly sql: string;
+  readonly params: readonly SqlValue[];
+}
+
+/** What one statement returned. */
+export interface SqlResult {
+  /** A SELECT's rows (or those of a statement with RETURNING); empty for other statements. */
+  readonly rows: readonly unknown[];
   readonly affected: number;
   /** MySQL: the insert id, which `LAST_INSERT_ID(expr)` sets too; SQLite: the last rowid. */
   readonly insertId: number;
 }
 
 /**
- * Plain SQL for hot paths, written out once (no query builder, no entity hydration): `?`
- * placeholders on both dialects, unquoted identifiers, rows as the driver hands them out
- * (sessions/raw-values.ts reads them). Statements still pass the wrapper every statement
- * passes: typed store errors, the statement observer (metrics, traces) and the onQuery hook,
- * and SQLite's prepared-statement cache. Dates are bound as UTC datetime text on SQLite (the
- * format TypeORM writes) and as Dates on MySQL (the pool's timezone is UTC); booleans as 0/1.
+ * Plain SQL for the hot write path, written out once (no query builder, no entity
+ * hydration): `?` placeholders on both dialects, unquoted identifiers, rows as the driver
+ * hands them out (sessions/raw-values.ts reads them). Statements still pass the wrapper every
+ * statement passes: typed store errors, the statement observer (metrics, traces), the onQuery
+ * hook, and SQLite's prepared-statement cache. Dates are bound as UTC datetime text on SQLite
+ * (the format TypeORM writes) and as Dates on MySQL (the pool's timezone is UTC); booleans as 0/1.
  */
 export interface Sql {
   readonly dialect: Dialect;
-  /** The rows a SELECT (or a statement with RETURNING) yields. */
   rows<R>(statement: string, params?: readonly SqlValue[]): Promise<R[]>;
-  run(statement: string, params?: readonly SqlValue[]): Promise<SqlWrite>;
+}
+
+/** A transaction of plain statements (Database.sqlTransaction). */
+export interface SqlTransaction extends Sql {
+  /**
+   * Runs `statements` in order and commits: the transaction's last call. On MySQL they go
+   * to the server with the COMMIT in one round trip (a multi-statement query), so the locks
+   * they take are held for no round trip at all; on SQLite (in-process) one after another.
+   */
+  commitWith(statements: readonly Statement[]): Promise<SqlResult[]>;
 }
 
 /** Entity schemas by the name their feature reads them by; each feature brings its own. */
@@ -75,8 +91,13 @@ export interface Database<E extends EntitySchemas = EntitySchemas> {
   readonly entities: E;
   /** Runs `work` in one transaction, serialised on SQLite and retried on MySQL deadlocks. */
   transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T>;
-  /** Plain SQL (see `Sql`) on the connection of `em`: inside `transaction`, its transaction; without, the pool. */
-  sql(em?: EntityManager): Sql;
+  /**
+   * `transaction` for plain statements (see `Sql`), with the same guarantees: serialised on
+   * SQLite, retried on MySQL deadlocks, rolled back when `work` throws. On MySQL the first
+   * statement carries the START TRANSACTION and `commitWith` the COMMIT: a read-then-write
+   * transaction is two round trips. Committed when `work` returns, if `commitWith` did not.
+   */
+  sqlTransaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T>;
   /** Readiness: throws StoreUnavailableError unless the database answers (MySQL: within the connect timeout). */
   ping(): Promise<void>;
   /** The pool's use now (metrics). */
@@ -122,6 +143,9 @@ export async function openDatabase<E extends EntitySchemas>(
         // mysql2 captures a stack trace on every query (for the async call site of an error):
         // ~20 µs of main-thread time per statement, 2% of a burst; store errors are typed and logged without it.
         trace: false,
+        // sqlTransaction sends a transaction's writes with its COMMIT in one round trip; all
+        // SQL binds values through placeholders, never by pasting them into statement text.
+        multipleStatements: true,
       },
     });
   } else {
@@ -154,29 +178,25 @@ export async function openDatabase<E extends EntitySchemas>(
   }
   typeStoreErrors(dataSource, options.observeStatement ?? ((_sql, run) => run()));
   let queue: Promise<unknown> = Promise.resolve();
+  const transaction = <T>(work: (em: EntityManager) => Promise<T>): Promise<T> => {
+    if (dialect === 'sqlite') {
+      // One connection: a second BEGIN while one is open would nest as a savepoint.
+      const run = queue.then(() => dataSource.transaction(work));
+      queue = run.catch(() => undefined);
+      return run;
+    }
+    return retryDeadlocks(() => dataSource.transaction(work));
+  };
 
   return {
     dataSource,
     dialect,
     entities,
-    async transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
-      if (dialect === 'sqlite') {
-        // One connection: a second BEGIN while one is open would nest as a savepoint.
-        const run = queue.then(() => dataSource.transaction(work));
-        queue = run.catch(() => undefined);
-        return run;
-      }
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await dataSource.transaction(work);
-        } catch (e) {
-          if (attempt >= MAX_ATTEMPTS || !isDeadlock(e)) throw e;
-          await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 10));
-        }
-      }
-    },
-    sql(em = dataSource.manager) {
-      return em.queryRunner ? sqlOn(em.queryRunner, dialect) : sqlOnPool(dataSource, dialect);
+    transaction,
+    sqlTransaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
+      // A transaction's manager always has its query runner.
+      if (dialect === 'sqlite') return transaction((em) => work(sqliteTransaction(em.queryRunner as QueryRunner)));
+      return retryDeadlocks(() => mysqlTransaction(dataSource.createQueryRunner('master'), work));
     },
     async ping() {
       if (guard) await guard.ping();
@@ -200,47 +220,90 @@ export async function openDatabase<E extends EntitySchemas>(
 /** SQLite's datetime text as TypeORM writes it: `YYYY-MM-DD HH:MM:SS.SSS`, UTC. */
 const sqliteDate = (d: Date): string => d.toISOString().slice(0, 23).replace('T', ' ');
 
-function bindFor(dialect: Dialect): (params: readonly SqlValue[]) => unknown[] {
-  if (dialect !== 'sqlite') return (params) => params as unknown[];
-  return (params) => params.map((p) => (p instanceof Date ? sqliteDate(p) : typeof p === 'boolean' ? (p ? 1 : 0) : p));
+async function retryDeadlocks<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (e) {
+      if (n >= MAX_ATTEMPTS || !isDeadlock(e)) throw e;
+      await new Promise((r) => setTimeout(r, 5 * n + Math.random() * 10));
+    }
+  }
 }
 
-interface RunnerResult {
+const bindSqlite = (params: readonly SqlValue[]): unknown[] =>
+  params.map((p) => (p instanceof Date ? sqliteDate(p) : typeof p === 'boolean' ? (p ? 1 : 0) : p));
+
+/** What TypeORM's SQLite query runner hands back for a structured result. */
+interface SqliteRunnerResult {
   readonly records: unknown[];
   readonly affected?: number;
   readonly raw: unknown;
 }
 
-function sqlOn(runner: QueryRunner, dialect: Dialect): Sql {
-  return sqlVia(dialect, (statement, params) => runner.query(statement, params, true) as Promise<RunnerResult>);
-}
-
-/** Outside a transaction: one pooled connection per statement (MySQL), the one connection (SQLite). */
-function sqlOnPool(dataSource: DataSource, dialect: Dialect): Sql {
-  return sqlVia(dialect, async (statement, params) => {
-    const runner = dataSource.createQueryRunner();
-    try {
-      return (await runner.query(statement, params, true)) as RunnerResult;
-    } finally {
-      await runner.release();
-    }
-  });
-}
-
-function sqlVia(dialect: Dialect, query: (statement: string, params: unknown[]) => Promise<RunnerResult>): Sql {
-  const bind = bindFor(dialect);
+/** Inside the TypeORM transaction `transaction` opened (it begins, commits and rolls back). */
+function sqliteTransaction(runner: QueryRunner): SqlTransaction {
+  const exec = async (statement: Statement): Promise<SqlResult> => {
+    const result = (await runner.query(statement.sql, bindSqlite(statement.params), true)) as SqliteRunnerResult;
+    return { rows: result.records, affected: result.affected ?? 0, insertId: Number(result.raw ?? 0) };
+  };
   return {
-    dialect,
-    async rows<R>(statement: string, params: readonly SqlValue[] = []): Promise<R[]> {
-      return (await query(statement, bind(params))).records as R[];
+    dialect: 'sqlite',
+    async rows<R>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
+      return (await exec({ sql, params })).rows as R[];
     },
-    async run(statement: string, params: readonly SqlValue[] = []): Promise<SqlWrite> {
-      const result = await query(statement, bind(params));
-      const raw = result.raw as { insertId?: number | string } | number | bigint | undefined;
-      const insertId = typeof raw === 'object' && raw !== null ? raw.insertId : raw;
-      return { affected: result.affected ?? 0, insertId: Number(insertId ?? 0) };
+    async commitWith(statements: readonly Statement[]): Promise<SqlResult[]> {
+      const results: SqlResult[] = [];
+      for (const statement of statements) results.push(await exec(statement));
+      return results;
     },
   };
+}
+
+/**
+ * One MySQL transaction on one pooled connection, its statements sent in as few round trips
+ * as the work allows: START TRANSACTION rides with the first statement, COMMIT with the last
+ * ones (the pool allows multi-statement queries for this; every statement binds its values
+ * through placeholders). Whatever fails or throws before the COMMIT rolls back.
+ */
+async function mysqlTransaction<T>(runner: QueryRunner, work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
+  const at: { state: 'new' | 'open' | 'committed' } = { state: 'new' };
+  const send = async (statements: readonly Statement[], commit: boolean): Promise<SqlResult[]> => {
+    if (at.state === 'committed') throw new Error('the transaction has already committed');
+    const texts = statements.map((s) => s.sql);
+    const begins = at.state === 'new';
+    if (begins) texts.unshift('START TRANSACTION');
+    if (commit) texts.push('COMMIT');
+    at.state = 'open';
+    const raw = await runner.query(texts.join(';\n'), statements.flatMap((s) => s.params));
+    if (commit) at.state = 'committed';
+    const all = texts.length === 1 ? [raw] : (raw as unknown[]);
+    const first = begins ? 1 : 0;
+    return all.slice(first, first + statements.length).map(mysqlResult);
+  };
+  try {
+    const result = await work({
+      dialect: 'mysql',
+      async rows<R>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
+        const [r] = await send([{ sql, params }], false);
+        return (r?.rows ?? []) as R[];
+      },
+      commitWith: (statements) => send(statements, true),
+    });
+    if (at.state === 'open') await send([], true);
+    return result;
+  } catch (e) {
+    if (at.state === 'open') await runner.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  } finally {
+    await runner.release();
+  }
+}
+
+function mysqlResult(raw: unknown): SqlResult {
+  if (Array.isArray(raw)) return { rows: raw, affected: 0, insertId: 0 };
+  const header = raw as { affectedRows?: number; insertId?: number | string };
+  return { rows: [], affected: header.affectedRows ?? 0, insertId: Number(header.insertId ?? 0) };
 }
 
 /**

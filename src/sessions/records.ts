@@ -3,7 +3,7 @@ import type { SessionRecord } from '../domain/session';
 import { NO_REQUEST_METADATA } from '../domain/request-metadata';
 import type { TurnRecord } from '../domain/turn';
 import type { TurnStatus } from '../domain/turn-status';
-import type { SqlValue } from '../persistence/database';
+import type { SqlValue, Statement } from '../persistence/database';
 import { dateOf, nullableDateOf, nullableNumberOf } from './raw-values';
 import type { SessionRow, TurnRow } from './session.entities';
 
@@ -344,7 +344,7 @@ export function turnValues(turn: TurnRecord, lease: TurnLease): SqlValue[] {
 const ROLL_UP_SET = `last_updated_date = ?, input_tokens = ?, output_tokens = ?, cached_input_tokens = ?, estimated_cost_usd = ?, usage_estimated = ?`;
 
 /** A session's counters and usage after a settled turn or late usage (domain session-usage.ts), in one statement. */
-export function rollUpStatement(rollUp: SessionRollUp, session: Pick<SessionRow, 'id' | 'orgId'>): { sql: string; params: SqlValue[] } {
+export function rollUpStatement(rollUp: SessionRollUp, session: Pick<SessionRow, 'id' | 'orgId'>): Statement {
   const usage = rollUp.usage;
   const params: SqlValue[] = [
     rollUp.lastUpdatedDate,

@@ -2,7 +2,7 @@ import type { Caller, EntityHeader, OrgScope } from '../domain/caller';
 import { notFound } from '../domain/errors';
 import { canRead } from '../domain/visibility';
 import type { Dialect } from '../persistence/dialect';
-import type { Database, Sql } from '../persistence/database';
+import type { Database, Sql, Statement } from '../persistence/database';
 import { SESSION_COLUMNS, sessionRowOf, type RawSessionRow } from './records';
 import type { SessionRow, TurnRow } from './session.entities';
 import { TURN_COLUMNS, turnRowOf, type RawTurnRow } from './turn-rows';
@@ -76,7 +76,7 @@ export class SessionLocks {
   }
 
   /** Only for a user who is not yet a participant; the session row is locked (or new), so this cannot race. */
-  async addParticipant(sql: Sql, session: Pick<SessionRow, 'id' | 'orgId'>, user: EntityHeader, now: Date): Promise<void> {
-    await sql.run(ADD_PARTICIPANT, [session.id, user.id, session.orgId, user.text, now]);
+  addParticipant(session: Pick<SessionRow, 'id' | 'orgId'>, user: EntityHeader, now: Date): Statement {
+    return { sql: ADD_PARTICIPANT, params: [session.id, user.id, session.orgId, user.text, now] };
   }
 }

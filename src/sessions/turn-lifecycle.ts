@@ -2,7 +2,7 @@ import { userHeader, type Caller, type OrgScope } from '../domain/caller';
 import { conflict, forbidden } from '../domain/errors';
 import type { NewSession, SessionPatch, SessionRecord } from '../domain/session';
 import { checkSessionPatch, openSession } from '../domain/session-rules';
-import { rollUpLateUsage, rollUpSettledTurn, type SessionRollUp } from '../domain/session-usage';
+import { rollUpLateUsage, rollUpSettledTurn } from '../domain/session-usage';
 import type {
   ChunkRef,
   ExpiredTurn,
@@ -28,10 +28,11 @@ import {
   resumeWithToolResults,
   type TurnTransition,
 } from '../domain/turn-transitions';
+import type { TurnStatus } from '../domain/turn-status';
 import { canManage } from '../domain/visibility';
 import type { EventLogWriter } from '../events/event-log-writer';
 import type { TurnEventSink, TurnStatusEvent } from '../events/turn-events';
-import type { Database, Sql } from '../persistence/database';
+import type { Database, SqlTransaction, Statement } from '../persistence/database';
 import type { ProvenanceEntities } from './provenance.entities';
 import {
   INSERT_SESSION,
@@ -49,7 +50,7 @@ import {
 } from './records';
 import type { SessionLocks } from './session-locks';
 import type { AddTurnOptions, SessionBatchReader, SessionCommands, SessionReader, TurnStore } from './session-store.port';
-import type { SessionEntities, SessionRow, TurnRow } from './session.entities';
+import type { SessionEntities, TurnRow } from './session.entities';
 import { indexTurnRefs } from './turn-provenance';
 
 const ADD_TURN_TO_SESSION = `UPDATE agent_sessions SET turn_count = ?, last_turn_status = 'PENDING', last_turn_date = ?, last_updated_date = ?
@@ -100,29 +101,27 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
     const session = openSession(caller, input, { id: input.id ?? this.deps.newId(), now: this.deps.now() });
     const row = toSessionRow(session);
     const { db } = this.deps;
-    await db.transaction(async (em) => {
-      const sql = db.sql(em);
-      await sql.run(INSERT_SESSION, sessionValues(row));
-      await this.deps.locks.addParticipant(sql, row, userHeader(caller), session.creationDate);
-    });
+    await db.sqlTransaction((tx) =>
+      tx.commitWith([{ sql: INSERT_SESSION, params: sessionValues(row) }, this.deps.locks.addParticipant(row, userHeader(caller), session.creationDate)]),
+    );
     return session;
   }
 
   async addTurn(caller: Caller, sessionId: string, input: NewTurn, options: AddTurnOptions = {}): Promise<TurnRecord> {
     const checked = checkNewTurn(input);
     const { db, locks } = this.deps;
-    const { turn, event } = await db.transaction(async (em) => {
-      const sql = db.sql(em);
-      const session = await locks.visibleSession(sql, caller, sessionId);
+    const { turn, event } = await db.sqlTransaction(async (tx) => {
+      const session = await locks.visibleSession(tx, caller, sessionId);
       assertAcceptsTurn(session, options);
       const now = this.deps.now();
       const turn = openTurn(checked, { id: input.id ?? this.deps.newId(), session, author: userHeader(caller), now });
-      await sql.run(INSERT_TURN, [turn.id, turn.sessionId, turn.orgId, ...turnValues(turn, options.lease ?? NO_LEASE)]);
-      await indexTurnRefs(sql, turn, turn);
-      await sql.run(ADD_TURN_TO_SESSION, [turn.sequenceNumber, now, now, session.id, session.orgId]);
-      if (!session.callerIsParticipant) await locks.addParticipant(sql, session, userHeader(caller), now);
-      // Last: the event counter row stays locked until COMMIT (every turn change passes it).
-      return { turn, event: await this.deps.eventLog.append(sql, turn, null) };
+      const writes: Statement[] = [
+        { sql: INSERT_TURN, params: [turn.id, turn.sessionId, turn.orgId, ...turnValues(turn, options.lease ?? NO_LEASE)] },
+        ...indexTurnRefs(turn, turn),
+        { sql: ADD_TURN_TO_SESSION, params: [turn.sequenceNumber, now, now, session.id, session.orgId] },
+        ...(session.callerIsParticipant ? [] : [locks.addParticipant(session, userHeader(caller), now)]),
+      ];
+      return { turn, event: await this.commitWithEvent(tx, writes, turn, null) };
     });
     this.deps.events.turnStatusChanged(event);
     return turn;
@@ -154,13 +153,14 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
 
   recordChunkRefs(scope: OrgScope, sessionId: string, turnId: string, chunkRefs: readonly ChunkRef[]): Promise<TurnRecord> {
     const { db, locks } = this.deps;
-    return db.transaction(async (em) => {
-      const sql = db.sql(em);
-      const current = toTurnRecord(await locks.turn(sql, scope, sessionId, turnId));
+    return db.sqlTransaction(async (tx) => {
+      const current = toTurnRecord(await locks.turn(tx, scope, sessionId, turnId));
       const { turn, added } = addChunkRefs(current, chunkRefs);
       if (added.length === 0) return turn;
-      await sql.run(UPDATE_CHUNK_REFS, [JSON.stringify(turn.chunkRefs), turn.id, turn.orgId]);
-      await indexTurnRefs(sql, turn, { chunkRefs: added, activeFileRefs: [] }, current);
+      await tx.commitWith([
+        { sql: UPDATE_CHUNK_REFS, params: [JSON.stringify(turn.chunkRefs), turn.id, turn.orgId] },
+        ...indexTurnRefs(turn, { chunkRefs: added, activeFileRefs: [] }, current),
+      ]);
       return turn;
     });
   }
@@ -168,10 +168,9 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
   /** The status does not change, so no event is recorded. */
   pauseForToolCalls(scope: OrgScope, sessionId: string, turnId: string, pause: TurnToolPause): Promise<TurnRecord> {
     const { db, locks } = this.deps;
-    return db.transaction(async (em) => {
-      const sql = db.sql(em);
-      const turn = pauseForToolCalls(toTurnRecord(await locks.turn(sql, scope, sessionId, turnId)), pause);
-      await updateTurn(sql, UPDATE_TURN, turn, { owner: null, expiresAt: pause.waitUntil });
+    return db.sqlTransaction(async (tx) => {
+      const turn = pauseForToolCalls(toTurnRecord(await locks.turn(tx, scope, sessionId, turnId)), pause);
+      await tx.commitWith([updateTurn(UPDATE_TURN, turn, { owner: null, expiresAt: pause.waitUntil })]);
       return turn;
     });
   }
@@ -184,37 +183,36 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
     lease: { readonly owner: string; readonly expiresAt: Date },
   ): Promise<TurnRecord> {
     const { db, locks } = this.deps;
-    return db.transaction(async (em) => {
-      const sql = db.sql(em);
-      const row = await locks.turn(sql, scope, sessionId, turnId);
+    return db.sqlTransaction(async (tx) => {
+      const row = await locks.turn(tx, scope, sessionId, turnId);
       // While a turn waits for tool results, its lease is the tool-result deadline.
       const turn = resumeWithToolResults(toTurnRecord(row), toolCallIds, row.leaseExpiresAt, this.deps.now());
-      await updateTurn(sql, UPDATE_TURN, turn, lease);
+      await tx.commitWith([updateTurn(UPDATE_TURN, turn, lease)]);
       return turn;
     });
   }
 
   restartTurnChain(scope: OrgScope, sessionId: string, turnId: string, restart: TurnChainRestart): Promise<TurnRecord> {
     const { db, locks } = this.deps;
-    return db.transaction(async (em) => {
-      const sql = db.sql(em);
-      const row = await locks.turn(sql, scope, sessionId, turnId);
+    return db.sqlTransaction(async (tx) => {
+      const row = await locks.turn(tx, scope, sessionId, turnId);
       const turn = restartTurnChain(toTurnRecord(row), restart);
-      await updateTurn(sql, UPDATE_TURN, turn, leaseOf(row));
+      await tx.commitWith([updateTurn(UPDATE_TURN, turn, leaseOf(row))]);
       return turn;
     });
   }
 
   keepPartialAnswer(scope: OrgScope, sessionId: string, turnId: string, partial: TurnPartialAnswer): Promise<TurnRecord> {
     const { db, locks } = this.deps;
-    return db.transaction(async (em) => {
-      const sql = db.sql(em);
-      const { session, turn: row } = await locks.sessionAndTurn(sql, scope, sessionId, turnId);
+    return db.sqlTransaction(async (tx) => {
+      const { session, turn: row } = await locks.sessionAndTurn(tx, scope, sessionId, turnId);
       const current = toTurnRecord(row);
       const turn = keepPartialAnswer(current, partial);
       if (!turn) return current;
-      await updateTurn(sql, UPDATE_TURN, turn, leaseOf(row));
-      if (turn.usage !== current.usage) await rollUp(sql, session, rollUpLateUsage(toSessionRecord(session), current, turn));
+      await tx.commitWith([
+        updateTurn(UPDATE_TURN, turn, leaseOf(row)),
+        ...(turn.usage !== current.usage ? [rollUpStatement(rollUpLateUsage(toSessionRecord(session), current, turn), session)] : []),
+      ]);
       return turn;
     });
   }
@@ -235,19 +233,18 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
   async updateSession(caller: Caller, id: string, patch: SessionPatch): Promise<SessionRecord> {
     const changes = checkSessionPatch(patch);
     const { db, locks } = this.deps;
-    const row = await db.transaction(async (em) => {
-      const sql = db.sql(em);
-      const session = await locks.visibleSession(sql, caller, id);
+    const row = await db.sqlTransaction(async (tx) => {
+      const session = await locks.visibleSession(tx, caller, id);
       if (!canManage(caller, session)) throw forbidden('only the owner or an admin may change a session');
       if (session.isDeleted) throw conflict('the session is deleted');
       const lastUpdatedDate = this.deps.now();
       const fields = (Object.keys(PATCH_COLUMNS) as (keyof typeof PATCH_COLUMNS)[]).filter((f) => changes[f] !== undefined);
       const set = fields.map((f) => `${PATCH_COLUMNS[f]} = ?`).join(', ');
-      await sql.run(`UPDATE agent_sessions SET ${set}${set ? ', ' : ''}last_updated_date = ? WHERE id = ? AND org_id = ?`, [
-        ...fields.map((f) => changes[f] ?? null),
-        lastUpdatedDate,
-        session.id,
-        session.orgId,
+      await tx.commitWith([
+        {
+          sql: `UPDATE agent_sessions SET ${set}${set ? ', ' : ''}last_updated_date = ? WHERE id = ? AND org_id = ?`,
+          params: [...fields.map((f) => changes[f] ?? null), lastUpdatedDate, session.id, session.orgId],
+        },
       ]);
       return { ...session, ...changes, lastUpdatedDate };
     });
@@ -256,14 +253,29 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
 
   async deleteSession(caller: Caller, id: string): Promise<boolean> {
     const { db, locks } = this.deps;
-    await db.transaction(async (em) => {
-      const sql = db.sql(em);
-      const session = await locks.visibleSession(sql, caller, id);
+    await db.sqlTransaction(async (tx) => {
+      const session = await locks.visibleSession(tx, caller, id);
       if (!canManage(caller, session)) throw forbidden('only the owner or an admin may delete a session');
       if (session.isDeleted) return;
-      await sql.run(DELETE_SESSION, [true, this.deps.now(), session.id, session.orgId]);
+      await tx.commitWith([{ sql: DELETE_SESSION, params: [true, this.deps.now(), session.id, session.orgId] }]);
     });
     return true;
+  }
+
+  /**
+   * Runs `writes`, then stores the status event, and commits. The event's statements come
+   * last: they lock the event counter row, which every turn change of every session passes,
+   * until COMMIT (on MySQL all of it is one round trip).
+   */
+  private async commitWithEvent(
+    tx: SqlTransaction,
+    writes: readonly Statement[],
+    turn: TurnRecord,
+    previousStatus: TurnStatus | null,
+  ): Promise<TurnStatusEvent> {
+    const append = this.deps.eventLog.append(turn, previousStatus);
+    const results = await tx.commitWith([...writes, ...append.statements]);
+    return append.event(results.slice(writes.length));
   }
 
   private async transition(
@@ -274,30 +286,20 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
     guard: (row: TurnRow) => boolean = () => true,
   ): Promise<TurnRecord> {
     const { db, locks } = this.deps;
-    const { turn, event } = await db.transaction(async (em): Promise<{ turn: TurnRecord; event: TurnStatusEvent | null }> => {
-      const sql = db.sql(em);
-      const { session, turn: row } = await locks.sessionAndTurn(sql, scope, sessionId, turnId);
+    const { turn, event } = await db.sqlTransaction(async (tx): Promise<{ turn: TurnRecord; event: TurnStatusEvent | null }> => {
+      const { session, turn: row } = await locks.sessionAndTurn(tx, scope, sessionId, turnId);
       const current = toTurnRecord(row);
       const updated = guard(row) ? applyTransition(current, change, this.deps.now()) : null;
       if (!updated) return { turn: current, event: null };
-      await updateTurn(sql, SETTLE_TURN, updated, NO_LEASE);
-      await rollUp(sql, session, rollUpSettledTurn(toSessionRecord(session), updated));
-      // Last: the event counter row stays locked until COMMIT (every turn change passes it).
-      return { turn: updated, event: await this.deps.eventLog.append(sql, updated, current.status) };
+      const writes = [updateTurn(SETTLE_TURN, updated, NO_LEASE), rollUpStatement(rollUpSettledTurn(toSessionRecord(session), updated), session)];
+      return { turn: updated, event: await this.commitWithEvent(tx, writes, updated, current.status) };
     });
     if (event) this.deps.events.turnStatusChanged(event);
     return turn;
   }
 }
 
-/** Writes every column of `turn` but its identity (UPDATE_TURN, or SETTLE_TURN for a turn that must still be PENDING). */
-async function updateTurn(sql: Sql, statement: string, turn: TurnRecord, lease: TurnLease): Promise<void> {
-  await sql.run(statement, [...turnValues(turn, lease), turn.id, turn.orgId]);
-}
-
-async function rollUp(sql: Sql, session: Pick<SessionRow, 'id' | 'orgId'>, change: SessionRollUp): Promise<void> {
-  const { sql: statement, params } = rollUpStatement(change, session);
-  await sql.run(statement, params);
-}
+/** Every column of `turn` but its identity (UPDATE_TURN, or SETTLE_TURN for a turn that must still be PENDING). */
+const updateTurn = (sql: string, turn: TurnRecord, lease: TurnLease): Statement => ({ sql, params: [...turnValues(turn, lease), turn.id, turn.orgId] });
 
 const leaseOf = (row: TurnRow): TurnLease => ({ owner: row.leaseOwner, expiresAt: row.leaseExpiresAt });

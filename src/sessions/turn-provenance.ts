@@ -3,7 +3,7 @@ import type { Caller } from '../domain/caller';
 import { badInput } from '../domain/errors';
 import { assertPageSize, decodeCursor, encodeCursor, malformedCursor, type Page, type PageRequest } from '../domain/pagination';
 import type { ActiveFileRef, ChunkRef, TurnRecord } from '../domain/turn';
-import type { Database, Sql, SqlValue } from '../persistence/database';
+import type { Database, SqlValue, Statement } from '../persistence/database';
 import { MAX_REF_KEY, MAX_REF_PATH, type ProvenanceEntities, type TurnChunkRefRow, type TurnFileRefRow } from './provenance.entities';
 import { toTurnRecord } from './records';
 import { applyVisibility } from './session-query';
@@ -18,19 +18,18 @@ const ORDERING = 'PROVENANCE';
 const INSERT_BATCH = 100;
 
 /**
- * Writes the provenance index rows for refs a turn just gained. Called by the session
- * manager inside the transaction that stores the refs. `already` lists what the turn had
- * before (its JSON columns), so nothing is indexed twice.
+ * The statements that write the provenance index rows for refs a turn just gained. The
+ * session manager runs them in the transaction that stores the refs. `already` lists what the
+ * turn had before (its JSON columns), so nothing is indexed twice.
  */
-export async function indexTurnRefs(
-  sql: Sql,
+export function indexTurnRefs(
   turn: Pick<TurnRow, 'id' | 'sessionId' | 'orgId' | 'creationDate'>,
   added: { readonly chunkRefs: readonly ChunkRef[]; readonly activeFileRefs: readonly ActiveFileRef[] },
   already: { readonly chunkRefs: readonly ChunkRef[]; readonly activeFileRefs: readonly ActiveFileRef[] } = {
     chunkRefs: [],
     activeFileRefs: [],
   },
-): Promise<void> {
+): Statement[] {
   const knownChunks = new Set(already.chunkRefs.map((c) => c.chunkId));
   const knownFiles = new Set([
     ...already.activeFileRefs.map((f) => f.contentHash),
@@ -50,8 +49,10 @@ export async function indexTurnRefs(
     addFile(c.fileContentHash, c.path);
   }
   const base = [turn.sessionId, turn.orgId, turn.creationDate];
-  await insertAll(sql, CHUNK_REF_INSERT, [...chunks.values()].map((c) => [turn.id, c.chunkId, c.contentHash, ...base]));
-  await insertAll(sql, FILE_REF_INSERT, [...files.values()].map((f) => [turn.id, f.contentHash, f.path, ...base]));
+  return [
+    ...inserts(CHUNK_REF_INSERT, [...chunks.values()].map((c) => [turn.id, c.chunkId, c.contentHash, ...base])),
+    ...inserts(FILE_REF_INSERT, [...files.values()].map((f) => [turn.id, f.contentHash, f.path, ...base])),
+  ];
 }
 
 /** Refs longer than the index columns cannot be real chunk ids or SHA-256 hashes; they stay out of the index. */
@@ -73,13 +74,15 @@ const refInsert = (table: string, columns: readonly string[]): RefInsert => ({
 const CHUNK_REF_INSERT = refInsert('turn_chunk_refs', ['turn_id', 'chunk_id', 'content_hash', 'session_id', 'org_id', 'creation_date']);
 const FILE_REF_INSERT = refInsert('turn_file_refs', ['turn_id', 'content_hash', 'path', 'session_id', 'org_id', 'creation_date']);
 
-async function insertAll(sql: Sql, insert: RefInsert, rows: SqlValue[][]): Promise<void> {
+function inserts(insert: RefInsert, rows: SqlValue[][]): Statement[] {
+  const statements: Statement[] = [];
   for (let i = 0; i < rows.length; i += INSERT_BATCH) {
     const batch = rows.slice(i, i + INSERT_BATCH);
-    let statement = insert.byCount.get(batch.length);
-    if (!statement) insert.byCount.set(batch.length, (statement = insert.head + Array.from(batch, () => insert.row).join(', ')));
-    await sql.run(statement, batch.flat());
+    let sql = insert.byCount.get(batch.length);
+    if (!sql) insert.byCount.set(batch.length, (sql = insert.head + Array.from(batch, () => insert.row).join(', ')));
+    statements.push({ sql, params: batch.flat() });
   }
+  return statements;
 }
 
 /**
