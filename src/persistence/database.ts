@@ -49,7 +49,6 @@ export interface Statement {
 export interface SqlResult {
   /** A SELECT's rows (or those of a statement with RETURNING); empty for other statements. */
   readonly rows: readonly unknown[];
-  readonly affected: number;
   /** MySQL: the insert id, which `LAST_INSERT_ID(expr)` sets too; SQLite: the last rowid. */
   readonly insertId: number;
 }
@@ -63,7 +62,6 @@ export interface SqlResult {
  * (the format TypeORM writes) and as Dates on MySQL (the pool's timezone is UTC); booleans as 0/1.
  */
 export interface Sql {
-  readonly dialect: Dialect;
   rows<R>(statement: string, params?: readonly SqlValue[]): Promise<R[]>;
 }
 
@@ -237,7 +235,6 @@ const bindSqlite = (params: readonly SqlValue[]): unknown[] =>
 /** What TypeORM's SQLite query runner hands back for a structured result. */
 interface SqliteRunnerResult {
   readonly records: unknown[];
-  readonly affected?: number;
   readonly raw: unknown;
 }
 
@@ -245,10 +242,9 @@ interface SqliteRunnerResult {
 function sqliteTransaction(runner: QueryRunner): SqlTransaction {
   const exec = async (statement: Statement): Promise<SqlResult> => {
     const result = (await runner.query(statement.sql, bindSqlite(statement.params), true)) as SqliteRunnerResult;
-    return { rows: result.records, affected: result.affected ?? 0, insertId: Number(result.raw ?? 0) };
+    return { rows: result.records, insertId: Number(result.raw ?? 0) };
   };
   return {
-    dialect: 'sqlite',
     async rows<R>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
       return (await exec({ sql, params })).rows as R[];
     },
@@ -283,7 +279,6 @@ async function mysqlTransaction<T>(runner: QueryRunner, work: (tx: SqlTransactio
   };
   try {
     const result = await work({
-      dialect: 'mysql',
       async rows<R>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
         const [r] = await send([{ sql, params }], false);
         return (r?.rows ?? []) as R[];
@@ -301,9 +296,8 @@ async function mysqlTransaction<T>(runner: QueryRunner, work: (tx: SqlTransactio
 }
 
 function mysqlResult(raw: unknown): SqlResult {
-  if (Array.isArray(raw)) return { rows: raw, affected: 0, insertId: 0 };
-  const header = raw as { affectedRows?: number; insertId?: number | string };
-  return { rows: [], affected: header.affectedRows ?? 0, insertId: Number(header.insertId ?? 0) };
+  if (Array.isArray(raw)) return { rows: raw, insertId: 0 };
+  return { rows: [], insertId: Number((raw as { insertId?: number | string }).insertId ?? 0) };
 }
 
 /**
