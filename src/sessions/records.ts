@@ -249,12 +249,11 @@ export function sessionValues(row: SessionRow): SqlValue[] {
   ];
 }
 
-/** Every turn column but its identity (id, session, org), in turnValues' order. */
-const TURN_VALUE_COLUMNS = [
-  'sequence_number',
-  'created_by_user_id',
-  'created_by_user_name',
-  'creation_date',
+/** Set when a turn is added and never written again: its identity, place and author. */
+const TURN_ORIGIN_COLUMNS = ['id', 'session_id', 'org_id', 'sequence_number', 'created_by_user_id', 'created_by_user_name', 'creation_date'] as const;
+
+/** The columns a turn's changes write, in turnValues' order. */
+const TURN_STATE_COLUMNS = [
   'status',
   'status_time_stamp',
   'mode',
@@ -289,23 +288,31 @@ const TURN_VALUE_COLUMNS = [
   'request_metadata',
 ] as const;
 
-export const INSERT_TURN = `INSERT INTO agent_session_turns (id, session_id, org_id, ${TURN_VALUE_COLUMNS.join(', ')})
-  VALUES (?, ?, ?, ${TURN_VALUE_COLUMNS.map(() => '?').join(', ')})`;
+const TURN_COLUMN_LIST = [...TURN_ORIGIN_COLUMNS, ...TURN_STATE_COLUMNS];
 
-/** Everything but the turn's identity; parameters: turnValues, then the turn's id and org. */
-export const UPDATE_TURN = `UPDATE agent_session_turns SET ${TURN_VALUE_COLUMNS.map((c) => `${c} = ?`).join(', ')}
+/** Parameters: turnOrigin, then turnValues. */
+export const INSERT_TURN = `INSERT INTO agent_session_turns (${TURN_COLUMN_LIST.join(', ')})
+  VALUES (${TURN_COLUMN_LIST.map(() => '?').join(', ')})`;
+
+/**
+ * A turn's state; its origin (TURN_ORIGIN_COLUMNS) is never rewritten, which also spares
+ * SQLite rewriting the (session, sequence) index entry. Parameters: turnValues, then the
+ * turn's id and org.
+ */
+export const UPDATE_TURN = `UPDATE agent_session_turns SET ${TURN_STATE_COLUMNS.map((c) => `${c} = ?`).join(', ')}
   WHERE id = ? AND org_id = ?`;
 
 /** UPDATE_TURN for a turn that must still be PENDING (a turn leaves PENDING once). */
 export const SETTLE_TURN = `${UPDATE_TURN} AND status = 'PENDING'`;
 
-/** INSERT_TURN's values after the identity; UPDATE_TURN's before its WHERE (the JSON columns as jsonColumn writes them). */
+/** INSERT_TURN's first values (TURN_ORIGIN_COLUMNS). */
+export function turnOrigin(turn: TurnRecord): SqlValue[] {
+  return [turn.id, turn.sessionId, turn.orgId, turn.sequenceNumber, turn.createdByUser.id, turn.createdByUser.text, turn.creationDate];
+}
+
+/** The turn's state (TURN_STATE_COLUMNS; the JSON columns as jsonColumn writes them). */
 export function turnValues(turn: TurnRecord, lease: TurnLease): SqlValue[] {
   return [
-    turn.sequenceNumber,
-    turn.createdByUser.id,
-    turn.createdByUser.text,
-    turn.creationDate,
     turn.status,
     turn.statusTimeStamp,
     turn.mode,

@@ -44,6 +44,7 @@ import {
   toSessionRecord,
   toSessionRow,
   toTurnRecord,
+  turnOrigin,
   turnValues,
   UPDATE_TURN,
   type TurnLease,
@@ -116,7 +117,7 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
       const now = this.deps.now();
       const turn = openTurn(checked, { id: input.id ?? this.deps.newId(), session, author: userHeader(caller), now });
       const writes: Statement[] = [
-        { sql: INSERT_TURN, params: [turn.id, turn.sessionId, turn.orgId, ...turnValues(turn, options.lease ?? NO_LEASE)] },
+        { sql: INSERT_TURN, params: [...turnOrigin(turn), ...turnValues(turn, options.lease ?? NO_LEASE)] },
         ...indexTurnRefs(turn, turn),
         { sql: ADD_TURN_TO_SESSION, params: [turn.sequenceNumber, now, now, session.id, session.orgId] },
         ...(session.callerIsParticipant ? [] : [locks.addParticipant(session, userHeader(caller), now)]),
