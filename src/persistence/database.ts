@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
-import { DataSource, type EntityManager, type EntitySchema, type Logger as OrmLogger } from 'typeorm';
+import { DataSource, type EntityManager, type EntitySchema, type Logger as OrmLogger, type QueryRunner } from 'typeorm';
 import type { Logger } from '../logger';
 import { isDeadlock, typedStoreError } from './db-errors';
 import { dialectOf, type Dialect } from './dialect';
@@ -36,6 +36,45 @@ export interface PoolUse {
   readonly waiting: number;
 }
 
+/** A value a plain statement binds: Dates and booleans are converted for the dialect (see `Sql`). */
+export type SqlValue = string | number | boolean | Date | null;
+
+/** One plain statement and its parameters. */
+export interface Statement {
+  readonly sql: string;
+  readonly params: readonly SqlValue[];
+}
+
+/** What one statement returned. */
+export interface SqlResult {
+  /** A SELECT's rows (or those of a statement with RETURNING); empty for other statements. */
+  readonly rows: readonly unknown[];
+  /** MySQL: the insert id, which `LAST_INSERT_ID(expr)` sets too; SQLite: the last rowid. */
+  readonly insertId: number;
+}
+
+/**
+ * Plain SQL for the hot write path, written out once (no query builder, no entity
+ * hydration): `?` placeholders on both dialects, unquoted identifiers, rows as the driver
+ * hands them out (sessions/raw-values.ts reads them). Statements still pass the wrapper every
+ * statement passes: typed store errors, the statement observer (metrics, traces), the onQuery
+ * hook, and SQLite's prepared-statement cache. Dates are bound as UTC datetime text on SQLite
+ * (the format TypeORM writes) and as Dates on MySQL (the pool's timezone is UTC); booleans as 0/1.
+ */
+export interface Sql {
+  rows<R>(statement: string, params?: readonly SqlValue[]): Promise<R[]>;
+}
+
+/** A transaction of plain statements (Database.sqlTransaction). */
+export interface SqlTransaction extends Sql {
+  /**
+   * Runs `statements` in order and commits: the transaction's last call. On MySQL they go
+   * to the server with the COMMIT in one round trip (a multi-statement query), so the locks
+   * they take are held for no round trip at all; on SQLite (in-process) one after another.
+   */
+  commitWith(statements: readonly Statement[]): Promise<SqlResult[]>;
+}
+
 /** Entity schemas by the name their feature reads them by; each feature brings its own. */
 export type EntitySchemas = Readonly<Record<string, EntitySchema>>;
 
@@ -50,6 +89,13 @@ export interface Database<E extends EntitySchemas = EntitySchemas> {
   readonly entities: E;
   /** Runs `work` in one transaction, serialised on SQLite and retried on MySQL deadlocks. */
   transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T>;
+  /**
+   * `transaction` for plain statements (see `Sql`), with the same guarantees: serialised on
+   * SQLite, retried on MySQL deadlocks, rolled back when `work` throws. On MySQL the first
+   * statement carries the START TRANSACTION and `commitWith` the COMMIT: a read-then-write
+   * transaction is two round trips. Committed when `work` returns, if `commitWith` did not.
+   */
+  sqlTransaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T>;
   /** Readiness: throws StoreUnavailableError unless the database answers (MySQL: within the connect timeout). */
   ping(): Promise<void>;
   /** The pool's use now (metrics). */
@@ -95,6 +141,9 @@ export async function openDatabase<E extends EntitySchemas>(
         // mysql2 captures a stack trace on every query (for the async call site of an error):
         // ~20 µs of main-thread time per statement, 2% of a burst; store errors are typed and logged without it.
         trace: false,
+        // sqlTransaction sends a transaction's writes with its COMMIT in one round trip; all
+        // SQL binds values through placeholders, never by pasting them into statement text.
+        multipleStatements: true,
       },
     });
   } else {
@@ -127,26 +176,25 @@ export async function openDatabase<E extends EntitySchemas>(
   }
   typeStoreErrors(dataSource, options.observeStatement ?? ((_sql, run) => run()));
   let queue: Promise<unknown> = Promise.resolve();
+  const transaction = <T>(work: (em: EntityManager) => Promise<T>): Promise<T> => {
+    if (dialect === 'sqlite') {
+      // One connection: a second BEGIN while one is open would nest as a savepoint.
+      const run = queue.then(() => dataSource.transaction(work));
+      queue = run.catch(() => undefined);
+      return run;
+    }
+    return retryDeadlocks(() => dataSource.transaction(work));
+  };
 
   return {
     dataSource,
     dialect,
     entities,
-    async transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
-      if (dialect === 'sqlite') {
-        // One connection: a second BEGIN while one is open would nest as a savepoint.
-        const run = queue.then(() => dataSource.transaction(work));
-        queue = run.catch(() => undefined);
-        return run;
-      }
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await dataSource.transaction(work);
-        } catch (e) {
-          if (attempt >= MAX_ATTEMPTS || !isDeadlock(e)) throw e;
-          await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 10));
-        }
-      }
+    transaction,
+    sqlTransaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
+      // A transaction's manager always has its query runner.
+      if (dialect === 'sqlite') return transaction((em) => work(sqliteTransaction(em.queryRunner as QueryRunner)));
+      return retryDeadlocks(() => mysqlTransaction(dataSource.createQueryRunner('master'), work));
     },
     async ping() {
       if (guard) await guard.ping();
@@ -165,6 +213,91 @@ export async function openDatabase<E extends EntitySchemas>(
       if (dataSource.isInitialized) await dataSource.destroy();
     },
   };
+}
+
+/** SQLite's datetime text as TypeORM writes it: `YYYY-MM-DD HH:MM:SS.SSS`, UTC. */
+const sqliteDate = (d: Date): string => d.toISOString().slice(0, 23).replace('T', ' ');
+
+async function retryDeadlocks<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (e) {
+      if (n >= MAX_ATTEMPTS || !isDeadlock(e)) throw e;
+      await new Promise((r) => setTimeout(r, 5 * n + Math.random() * 10));
+    }
+  }
+}
+
+const bindSqlite = (params: readonly SqlValue[]): unknown[] =>
+  params.map((p) => (p instanceof Date ? sqliteDate(p) : typeof p === 'boolean' ? (p ? 1 : 0) : p));
+
+/** What TypeORM's SQLite query runner hands back for a structured result. */
+interface SqliteRunnerResult {
+  readonly records: unknown[];
+  readonly raw: unknown;
+}
+
+/** Inside the TypeORM transaction `transaction` opened (it begins, commits and rolls back). */
+function sqliteTransaction(runner: QueryRunner): SqlTransaction {
+  const exec = async (statement: Statement): Promise<SqlResult> => {
+    const result = (await runner.query(statement.sql, bindSqlite(statement.params), true)) as SqliteRunnerResult;
+    return { rows: result.records, insertId: Number(result.raw ?? 0) };
+  };
+  return {
+    async rows<R>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
+      return (await exec({ sql, params })).rows as R[];
+    },
+    async commitWith(statements: readonly Statement[]): Promise<SqlResult[]> {
+      const results: SqlResult[] = [];
+      for (const statement of statements) results.push(await exec(statement));
+      return results;
+    },
+  };
+}
+
+/**
+ * One MySQL transaction on one pooled connection, its statements sent in as few round trips
+ * as the work allows: START TRANSACTION rides with the first statement, COMMIT with the last
+ * ones (the pool allows multi-statement queries for this; every statement binds its values
+ * through placeholders). Whatever fails or throws before the COMMIT rolls back.
+ */
+async function mysqlTransaction<T>(runner: QueryRunner, work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
+  const at: { state: 'new' | 'open' | 'committed' } = { state: 'new' };
+  const send = async (statements: readonly Statement[], commit: boolean): Promise<SqlResult[]> => {
+    if (at.state === 'committed') throw new Error('the transaction has already committed');
+    const texts = statements.map((s) => s.sql);
+    const begins = at.state === 'new';
+    if (begins) texts.unshift('START TRANSACTION');
+    if (commit) texts.push('COMMIT');
+    at.state = 'open';
+    const raw = await runner.query(texts.join(';\n'), statements.flatMap((s) => s.params));
+    if (commit) at.state = 'committed';
+    const all = texts.length === 1 ? [raw] : (raw as unknown[]);
+    const first = begins ? 1 : 0;
+    return all.slice(first, first + statements.length).map(mysqlResult);
+  };
+  try {
+    const result = await work({
+      async rows<R>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
+        const [r] = await send([{ sql, params }], false);
+        return (r?.rows ?? []) as R[];
+      },
+      commitWith: (statements) => send(statements, true),
+    });
+    if (at.state === 'open') await send([], true);
+    return result;
+  } catch (e) {
+    if (at.state === 'open') await runner.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  } finally {
+    await runner.release();
+  }
+}
+
+function mysqlResult(raw: unknown): SqlResult {
+  if (Array.isArray(raw)) return { rows: raw, insertId: 0 };
+  return { rows: [], insertId: Number((raw as { insertId?: number | string }).insertId ?? 0) };
 }
 
 /**

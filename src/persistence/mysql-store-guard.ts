@@ -248,16 +248,38 @@ export class MysqlStoreGuard {
       const answer = (reachable: boolean) => {
         if (answered) return;
         answered = true;
-        clearTimeout(timer);
+        stop();
         connection.destroy();
         resolve(reachable);
       };
-      const timer = setTimeout(() => answer(false), this.options.connectTimeoutMs);
+      const stop = afterRunnableTime(this.options.connectTimeoutMs, () => answer(false));
       const verdict = (err: QueryError | null) => answer(!err || typeof err.sqlState === 'string');
       connection.on('error', verdict);
       connection.query('SELECT 1', verdict);
     });
   }
+}
+
+const TICK_MS = 100;
+
+/**
+ * Calls `expire` once `ms` have passed in which this process could run: time the event loop
+ * spent blocked (a burst of thousands of requests) does not count. Otherwise a probe's timer
+ * and the server's answer, both due after a long block, race, the timer runs first, and a busy
+ * gateway declares a healthy database down, failing every request at once.
+ */
+function afterRunnableTime(ms: number, expire: () => void): () => void {
+  let used = 0;
+  let last = performance.now();
+  const tick = () => {
+    const now = performance.now();
+    used += Math.min(now - last, 2 * TICK_MS);
+    last = now;
+    if (used >= ms) expire();
+    else timer = setTimeout(tick, TICK_MS);
+  };
+  let timer = setTimeout(tick, TICK_MS);
+  return () => clearTimeout(timer);
 }
 
 /** Closes a connection for good: out of the pool, socket destroyed (a FIN alone may never be answered). */

@@ -2,6 +2,9 @@ import type { SessionRollUp } from '../domain/session-usage';
 import type { SessionRecord } from '../domain/session';
 import { NO_REQUEST_METADATA } from '../domain/request-metadata';
 import type { TurnRecord } from '../domain/turn';
+import type { TurnStatus } from '../domain/turn-status';
+import type { SqlValue, Statement } from '../persistence/database';
+import { dateOf, nullableDateOf, nullableNumberOf } from './raw-values';
 import type { SessionRow, TurnRow } from './session.entities';
 
 export function toSessionRecord(row: SessionRow): SessionRecord {
@@ -124,65 +127,243 @@ export interface TurnLease {
 
 export const NO_LEASE: TurnLease = { owner: null, expiresAt: null };
 
-export function toTurnRow(turn: TurnRecord, lease: TurnLease): TurnRow {
+/**
+ * The write path's statements (turn-lifecycle.ts, session-locks.ts) as plain SQL: the
+ * columns of session.entities.ts, written out once. Session columns are aliased `s_*` so a
+ * statement can read a session and one of its turns (turn-rows.ts TURN_COLUMNS) together.
+ */
+export const SESSION_COLUMNS = `s.id AS s_id, s.org_id AS s_org_id, s.org_name AS s_org_name, s.owner_user_id AS s_owner_user_id,
+  s.owner_user_name AS s_owner_user_name, s.name AS s_name, s.session_key AS s_session_key, s.description AS s_description,
+  s.is_public AS s_is_public, s.is_draft AS s_is_draft, s.is_deleted AS s_is_deleted, s.category AS s_category,
+  s.creation_date AS s_creation_date, s.last_updated_date AS s_last_updated_date, s.agent_context_id AS s_agent_context_id,
+  s.conversation_context_id AS s_conversation_context_id, s.workspace_id AS s_workspace_id, s.repo AS s_repo,
+  s.default_language AS s_default_language, s.turn_count AS s_turn_count, s.last_turn_status AS s_last_turn_status,
+  s.last_turn_date AS s_last_turn_date, s.input_tokens AS s_input_tokens, s.output_tokens AS s_output_tokens,
+  s.cached_input_tokens AS s_cached_input_tokens, s.estimated_cost_usd AS s_estimated_cost_usd, s.usage_estimated AS s_usage_estimated`;
+
+type DateValue = Date | string;
+type NumberValue = number | string;
+type BooleanValue = number | boolean | string;
+
+/** A session row as the drivers hand it out (SESSION_COLUMNS; see raw-values.ts). */
+export interface RawSessionRow {
+  readonly s_id: string;
+  readonly s_org_id: string;
+  readonly s_org_name: string;
+  readonly s_owner_user_id: string;
+  readonly s_owner_user_name: string;
+  readonly s_name: string;
+  readonly s_session_key: string | null;
+  readonly s_description: string | null;
+  readonly s_is_public: BooleanValue;
+  readonly s_is_draft: BooleanValue;
+  readonly s_is_deleted: BooleanValue;
+  readonly s_category: string | null;
+  readonly s_creation_date: DateValue;
+  readonly s_last_updated_date: DateValue;
+  readonly s_agent_context_id: string;
+  readonly s_conversation_context_id: string | null;
+  readonly s_workspace_id: string | null;
+  readonly s_repo: string | null;
+  readonly s_default_language: string | null;
+  readonly s_turn_count: NumberValue;
+  readonly s_last_turn_status: TurnStatus | null;
+  readonly s_last_turn_date: DateValue | null;
+  readonly s_input_tokens: NumberValue;
+  readonly s_output_tokens: NumberValue;
+  readonly s_cached_input_tokens: NumberValue | null;
+  readonly s_estimated_cost_usd: NumberValue | null;
+  readonly s_usage_estimated: BooleanValue;
+}
+
+const booleanOf = (value: BooleanValue): boolean => Boolean(Number(value));
+
+export function sessionRowOf(raw: RawSessionRow): SessionRow {
   return {
-    id: turn.id,
-    sessionId: turn.sessionId,
-    orgId: turn.orgId,
-    sequenceNumber: turn.sequenceNumber,
-    createdByUserId: turn.createdByUser.id,
-    createdByUserName: turn.createdByUser.text,
-    creationDate: turn.creationDate,
-    status: turn.status,
-    statusTimeStamp: turn.statusTimeStamp,
-    mode: turn.mode,
-    conversationId: turn.conversationId,
-    openAIModel: turn.openAIModel,
-    openAIResponseId: turn.openAIResponseId,
-    previousOpenAIResponseId: turn.previousOpenAIResponseId,
-    openAIResponseReceivedDate: turn.openAIResponseReceivedDate,
-    openAIChainExpiresDate: turn.openAIChainExpiresDate,
-    instructionSummary: turn.instructionSummary,
-    fullInstructionUrl: turn.fullInstructionUrl,
-    agentAnswerSummary: turn.agentAnswerSummary,
-    fullAgentAnswerUrl: turn.fullAgentAnswerUrl,
-    openAIRequestPayloadUrl: turn.openAIRequestPayloadUrl,
-    openAIResponsePayloadUrl: turn.openAIResponsePayloadUrl,
-    chunkRefs: [...turn.chunkRefs],
-    activeFileRefs: [...turn.activeFileRefs],
-    pendingToolCalls: [...turn.pendingToolCalls],
-    toolCalls: [...turn.toolCalls],
-    files: [...turn.files],
-    answeredByModel: turn.answeredByModel,
-    warnings: [...turn.warnings],
-    errors: [...turn.errors],
-    inputTokens: turn.usage?.inputTokens ?? null,
-    outputTokens: turn.usage?.outputTokens ?? null,
-    cachedInputTokens: turn.usage ? (turn.usage.cachedInputTokens ?? 0) : null,
-    usageEstimated: turn.usage?.isEstimated ?? false,
-    estimatedCostUsd: turn.usage?.estimatedCostUsd ?? null,
-    leaseOwner: lease.owner,
-    leaseExpiresAt: lease.expiresAt,
-    openAIChainRestartReason: turn.openAIChainRestartReason,
-    requestMetadata: turn.requestMetadata,
+    id: raw.s_id,
+    orgId: raw.s_org_id,
+    orgName: raw.s_org_name,
+    ownerUserId: raw.s_owner_user_id,
+    ownerUserName: raw.s_owner_user_name,
+    name: raw.s_name,
+    key: raw.s_session_key,
+    description: raw.s_description,
+    isPublic: booleanOf(raw.s_is_public),
+    isDraft: booleanOf(raw.s_is_draft),
+    isDeleted: booleanOf(raw.s_is_deleted),
+    category: raw.s_category,
+    creationDate: dateOf(raw.s_creation_date),
+    lastUpdatedDate: dateOf(raw.s_last_updated_date),
+    agentContextId: raw.s_agent_context_id,
+    conversationContextId: raw.s_conversation_context_id,
+    workspaceId: raw.s_workspace_id,
+    repo: raw.s_repo,
+    defaultLanguage: raw.s_default_language,
+    turnCount: Number(raw.s_turn_count),
+    lastTurnStatus: raw.s_last_turn_status,
+    lastTurnDate: nullableDateOf(raw.s_last_turn_date),
+    inputTokens: Number(raw.s_input_tokens),
+    outputTokens: Number(raw.s_output_tokens),
+    cachedInputTokens: Number(raw.s_cached_input_tokens ?? 0),
+    estimatedCostUsd: nullableNumberOf(raw.s_estimated_cost_usd),
+    usageEstimated: booleanOf(raw.s_usage_estimated),
   };
 }
 
-/** The columns a turn's update writes: everything but its identity. */
-export function turnColumns(turn: TurnRecord, lease: TurnLease): Omit<TurnRow, 'id' | 'sessionId' | 'orgId'> {
-  const { id: _id, sessionId: _s, orgId: _o, ...columns } = toTurnRow(turn, lease);
-  return columns;
+export const INSERT_SESSION = `INSERT INTO agent_sessions (id, org_id, org_name, owner_user_id, owner_user_name, name, session_key,
+  description, is_public, is_draft, is_deleted, category, creation_date, last_updated_date, agent_context_id,
+  conversation_context_id, workspace_id, repo, default_language, turn_count, last_turn_status, last_turn_date, input_tokens,
+  output_tokens, cached_input_tokens, estimated_cost_usd, usage_estimated)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/** INSERT_SESSION's values. */
+export function sessionValues(row: SessionRow): SqlValue[] {
+  return [
+    row.id,
+    row.orgId,
+    row.orgName,
+    row.ownerUserId,
+    row.ownerUserName,
+    row.name,
+    row.key,
+    row.description,
+    row.isPublic,
+    row.isDraft,
+    row.isDeleted,
+    row.category,
+    row.creationDate,
+    row.lastUpdatedDate,
+    row.agentContextId,
+    row.conversationContextId,
+    row.workspaceId,
+    row.repo,
+    row.defaultLanguage,
+    row.turnCount,
+    row.lastTurnStatus,
+    row.lastTurnDate,
+    row.inputTokens,
+    row.outputTokens,
+    row.cachedInputTokens,
+    row.estimatedCostUsd,
+    row.usageEstimated,
+  ];
 }
 
-/** The session columns a settled turn changes (domain `rollUpSettledTurn`). */
-export function rollUpColumns(rollUp: SessionRollUp): Partial<SessionRow> {
-  return {
-    lastUpdatedDate: rollUp.lastUpdatedDate,
-    inputTokens: rollUp.usage.inputTokens,
-    outputTokens: rollUp.usage.outputTokens,
-    cachedInputTokens: rollUp.usage.cachedInputTokens ?? 0,
-    estimatedCostUsd: rollUp.usage.estimatedCostUsd,
-    usageEstimated: rollUp.usage.isEstimated,
-    ...(rollUp.lastTurn ? { lastTurnStatus: rollUp.lastTurn.status, lastTurnDate: rollUp.lastTurn.date } : {}),
-  };
+/** Set when a turn is added and never written again: its identity, place and author. */
+const TURN_ORIGIN_COLUMNS = ['id', 'session_id', 'org_id', 'sequence_number', 'created_by_user_id', 'created_by_user_name', 'creation_date'] as const;
+
+/** The columns a turn's changes write, in turnValues' order. */
+const TURN_STATE_COLUMNS = [
+  'status',
+  'status_time_stamp',
+  'mode',
+  'conversation_id',
+  'openai_model',
+  'openai_response_id',
+  'previous_openai_response_id',
+  'openai_response_received_date',
+  'openai_chain_expires_date',
+  'instruction_summary',
+  'full_instruction_url',
+  'agent_answer_summary',
+  'full_agent_answer_url',
+  'openai_request_payload_url',
+  'openai_response_payload_url',
+  'chunk_refs',
+  'active_file_refs',
+  'pending_tool_calls',
+  'tool_call_records',
+  'output_files',
+  'answered_by_model',
+  'warnings',
+  'errors',
+  'input_tokens',
+  'output_tokens',
+  'cached_input_tokens',
+  'usage_estimated',
+  'estimated_cost_usd',
+  'lease_owner',
+  'lease_expires_at',
+  'openai_chain_restart_reason',
+  'request_metadata',
+] as const;
+
+const TURN_COLUMN_LIST = [...TURN_ORIGIN_COLUMNS, ...TURN_STATE_COLUMNS];
+
+/** Parameters: turnOrigin, then turnValues. */
+export const INSERT_TURN = `INSERT INTO agent_session_turns (${TURN_COLUMN_LIST.join(', ')})
+  VALUES (${TURN_COLUMN_LIST.map(() => '?').join(', ')})`;
+
+/**
+ * A turn's state; its origin (TURN_ORIGIN_COLUMNS) is never rewritten, which also spares
+ * SQLite rewriting the (session, sequence) index entry. Parameters: turnValues, then the
+ * turn's id and org.
+ */
+export const UPDATE_TURN = `UPDATE agent_session_turns SET ${TURN_STATE_COLUMNS.map((c) => `${c} = ?`).join(', ')}
+  WHERE id = ? AND org_id = ?`;
+
+/** UPDATE_TURN for a turn that must still be PENDING (a turn leaves PENDING once). */
+export const SETTLE_TURN = `${UPDATE_TURN} AND status = 'PENDING'`;
+
+/** INSERT_TURN's first values (TURN_ORIGIN_COLUMNS). */
+export function turnOrigin(turn: TurnRecord): SqlValue[] {
+  return [turn.id, turn.sessionId, turn.orgId, turn.sequenceNumber, turn.createdByUser.id, turn.createdByUser.text, turn.creationDate];
 }
+
+/** The turn's state (TURN_STATE_COLUMNS; the JSON columns as jsonColumn writes them). */
+export function turnValues(turn: TurnRecord, lease: TurnLease): SqlValue[] {
+  return [
+    turn.status,
+    turn.statusTimeStamp,
+    turn.mode,
+    turn.conversationId,
+    turn.openAIModel,
+    turn.openAIResponseId,
+    turn.previousOpenAIResponseId,
+    turn.openAIResponseReceivedDate,
+    turn.openAIChainExpiresDate,
+    turn.instructionSummary,
+    turn.fullInstructionUrl,
+    turn.agentAnswerSummary,
+    turn.fullAgentAnswerUrl,
+    turn.openAIRequestPayloadUrl,
+    turn.openAIResponsePayloadUrl,
+    JSON.stringify(turn.chunkRefs),
+    JSON.stringify(turn.activeFileRefs),
+    JSON.stringify(turn.pendingToolCalls),
+    JSON.stringify(turn.toolCalls),
+    JSON.stringify(turn.files),
+    turn.answeredByModel,
+    JSON.stringify(turn.warnings),
+    JSON.stringify(turn.errors),
+    turn.usage?.inputTokens ?? null,
+    turn.usage?.outputTokens ?? null,
+    turn.usage ? (turn.usage.cachedInputTokens ?? 0) : null,
+    turn.usage?.isEstimated ?? false,
+    turn.usage?.estimatedCostUsd ?? null,
+    lease.owner,
+    lease.expiresAt,
+    turn.openAIChainRestartReason,
+    JSON.stringify(turn.requestMetadata),
+  ];
+}
+
+const ROLL_UP_SET = `last_updated_date = ?, input_tokens = ?, output_tokens = ?, cached_input_tokens = ?, estimated_cost_usd = ?, usage_estimated = ?`;
+
+/** A session's counters and usage after a settled turn or late usage (domain session-usage.ts), in one statement. */
+export function rollUpStatement(rollUp: SessionRollUp, session: Pick<SessionRow, 'id' | 'orgId'>): Statement {
+  const usage = rollUp.usage;
+  const params: SqlValue[] = [
+    rollUp.lastUpdatedDate,
+    usage.inputTokens,
+    usage.outputTokens,
+    usage.cachedInputTokens ?? 0,
+    usage.estimatedCostUsd,
+    usage.isEstimated,
+  ];
+  if (!rollUp.lastTurn) return { sql: ROLL_UP_ONLY, params: [...params, session.id, session.orgId] };
+  return { sql: ROLL_UP_WITH_LAST_TURN, params: [...params, rollUp.lastTurn.status, rollUp.lastTurn.date, session.id, session.orgId] };
+}
+
+const ROLL_UP_ONLY = `UPDATE agent_sessions SET ${ROLL_UP_SET} WHERE id = ? AND org_id = ?`;
+const ROLL_UP_WITH_LAST_TURN = `UPDATE agent_sessions SET ${ROLL_UP_SET}, last_turn_status = ?, last_turn_date = ? WHERE id = ? AND org_id = ?`;

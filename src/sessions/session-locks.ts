@@ -1,65 +1,82 @@
-import type { EntityManager, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import type { Caller, EntityHeader, OrgScope } from '../domain/caller';
 import { notFound } from '../domain/errors';
 import { canRead } from '../domain/visibility';
-import type { Database } from '../persistence/database';
-import type { SessionEntities, SessionRow, TurnRow } from './session.entities';
+import type { Dialect } from '../persistence/dialect';
+import type { Database, Sql, Statement } from '../persistence/database';
+import { SESSION_COLUMNS, sessionRowOf, type RawSessionRow } from './records';
+import type { SessionRow, TurnRow } from './session.entities';
+import { TURN_COLUMNS, turnRowOf, type RawTurnRow } from './turn-rows';
+
+/** The statements of one dialect, written once: MySQL locks the rows it reads; SQLite serialises its transactions. */
+function statementsFor(dialect: Dialect) {
+  const lock = dialect === 'sqlite' ? '' : ' FOR UPDATE';
+  return {
+    // The participant check rides along: a locking read does not lock a subquery's rows, and
+    // the subquery reads after the session row's lock is granted, so it sees every committed join.
+    visibleSession: `SELECT ${SESSION_COLUMNS},
+  EXISTS (SELECT 1 FROM agent_session_participants p WHERE p.session_id = s.id AND p.user_id = ?) AS caller_is_participant
+  FROM agent_sessions s WHERE s.id = ? AND s.org_id = ?${lock}`,
+    session: `SELECT ${SESSION_COLUMNS} FROM agent_sessions s WHERE s.id = ? AND s.org_id = ?${lock}`,
+    turn: `SELECT ${TURN_COLUMNS} FROM agent_session_turns t WHERE t.id = ? AND t.session_id = ? AND t.org_id = ?${lock}`,
+    sessionAndTurn: `SELECT ${SESSION_COLUMNS}, ${TURN_COLUMNS}
+  FROM agent_sessions s JOIN agent_session_turns t ON t.session_id = s.id AND t.org_id = s.org_id
+  WHERE s.id = ? AND s.org_id = ? AND t.id = ?${lock}`,
+  };
+}
+
+const ADD_PARTICIPANT = 'INSERT INTO agent_session_participants (session_id, user_id, org_id, user_name, joined_date) VALUES (?, ?, ?, ?, ?)';
 
 /**
  * Row access inside the turn lifecycle's transactions. A session or turn read here stays
  * locked until the transaction ends, so the next sequence number, a status change and the
  * session's counters cannot race (SQLite has no row locks; the database wrapper serialises
- * its transactions instead).
+ * its transactions instead). Every statement is scoped by org.
  */
 export class SessionLocks {
-  constructor(private readonly db: Database<SessionEntities>) {}
+  private readonly statements: ReturnType<typeof statementsFor>;
 
-  /** The session the caller may see (NOT_FOUND otherwise), and whether the caller takes part in it. */
-  async visibleSession(em: EntityManager, caller: Caller, id: string): Promise<SessionRow & { callerIsParticipant: boolean }> {
-    const row = await this.session(em, caller, id);
-    const callerIsParticipant = await this.isParticipant(em, row.id, caller.userId);
+  constructor(db: Pick<Database, 'dialect'>) {
+    this.statements = statementsFor(db.dialect);
+  }
+
+  /** The session the caller may see (NOT_FOUND otherwise), and whether the caller takes part in it: one statement. */
+  async visibleSession(sql: Sql, caller: Caller, id: string): Promise<SessionRow & { callerIsParticipant: boolean }> {
+    const [raw] = await sql.rows<RawSessionRow & { caller_is_participant: number | string }>(this.statements.visibleSession, [
+      caller.userId,
+      id,
+      caller.orgId,
+    ]);
+    if (!raw) throw notFound('session');
+    const row = sessionRowOf(raw);
+    const callerIsParticipant = Number(raw.caller_is_participant) > 0;
     if (!canRead(caller, row, callerIsParticipant)) throw notFound('session');
     return { ...row, callerIsParticipant };
   }
 
-  session(em: EntityManager, scope: OrgScope, id: string): Promise<SessionRow> {
-    const qb = em
-      .createQueryBuilder(this.db.entities.sessions, 's')
-      .where('s.id = :id', { id })
-      .andWhere('s.orgId = :org', { org: scope.orgId });
-    return this.lockedOne(qb, 'session');
+  async session(sql: Sql, scope: OrgScope, id: string): Promise<SessionRow> {
+    const [raw] = await sql.rows<RawSessionRow>(this.statements.session, [id, scope.orgId]);
+    if (!raw) throw notFound('session');
+    return sessionRowOf(raw);
   }
 
-  turn(em: EntityManager, scope: OrgScope, sessionId: string, turnId: string): Promise<TurnRow> {
-    const qb = em
-      .createQueryBuilder(this.db.entities.turns, 't')
-      .where('t.id = :turnId', { turnId })
-      .andWhere('t.sessionId = :sessionId', { sessionId })
-      .andWhere('t.orgId = :org', { org: scope.orgId });
-    return this.lockedOne(qb, 'turn');
+  async turn(sql: Sql, scope: OrgScope, sessionId: string, turnId: string): Promise<TurnRow> {
+    const [raw] = await sql.rows<RawTurnRow>(this.statements.turn, [turnId, sessionId, scope.orgId]);
+    if (!raw) throw notFound('turn');
+    return turnRowOf(raw);
+  }
+
+  /** A turn and its session, both locked, in one statement; NOT_FOUND names whichever is missing. */
+  async sessionAndTurn(sql: Sql, scope: OrgScope, sessionId: string, turnId: string): Promise<{ session: SessionRow; turn: TurnRow }> {
+    const [raw] = await sql.rows<RawSessionRow & RawTurnRow>(this.statements.sessionAndTurn, [sessionId, scope.orgId, turnId]);
+    if (!raw) {
+      await this.session(sql, scope, sessionId);
+      throw notFound('turn');
+    }
+    return { session: sessionRowOf(raw), turn: turnRowOf(raw) };
   }
 
   /** Only for a user who is not yet a participant; the session row is locked (or new), so this cannot race. */
-  async addParticipant(em: EntityManager, session: Pick<SessionRow, 'id' | 'orgId'>, user: EntityHeader, now: Date): Promise<void> {
-    await em.insert(this.db.entities.participants, {
-      sessionId: session.id,
-      userId: user.id,
-      orgId: session.orgId,
-      userName: user.text,
-      joinedDate: now,
-    });
-  }
-
-  /** The one row `qb` selects, locked; NOT_FOUND (as `what`) when there is none. */
-  private async lockedOne<T extends ObjectLiteral>(qb: SelectQueryBuilder<T>, what: string): Promise<T> {
-    if (this.db.dialect !== 'sqlite') qb.setLock('pessimistic_write');
-    const row = await qb.getOne();
-    if (!row) throw notFound(what);
-    return row;
-  }
-
-  private async isParticipant(em: EntityManager, sessionId: string, userId: string): Promise<boolean> {
-    const n = await em.count(this.db.entities.participants, { where: { sessionId, userId } });
-    return n > 0;
+  addParticipant(session: Pick<SessionRow, 'id' | 'orgId'>, user: EntityHeader, now: Date): Statement {
+    return { sql: ADD_PARTICIPANT, params: [session.id, user.id, session.orgId, user.text, now] };
   }
 }

@@ -28,16 +28,38 @@ import {
   resumeWithToolResults,
   type TurnTransition,
 } from '../domain/turn-transitions';
+import type { TurnStatus } from '../domain/turn-status';
 import { canManage } from '../domain/visibility';
 import type { EventLogWriter } from '../events/event-log-writer';
 import type { TurnEventSink, TurnStatusEvent } from '../events/turn-events';
-import type { Database } from '../persistence/database';
+import type { Database, SqlTransaction, Statement } from '../persistence/database';
 import type { ProvenanceEntities } from './provenance.entities';
-import { NO_LEASE, rollUpColumns, toSessionRecord, toSessionRow, toTurnRecord, toTurnRow, turnColumns } from './records';
+import {
+  INSERT_SESSION,
+  INSERT_TURN,
+  NO_LEASE,
+  rollUpStatement,
+  sessionValues,
+  SETTLE_TURN,
+  toSessionRecord,
+  toSessionRow,
+  toTurnRecord,
+  turnOrigin,
+  turnValues,
+  UPDATE_TURN,
+  type TurnLease,
+} from './records';
 import type { SessionLocks } from './session-locks';
 import type { AddTurnOptions, SessionBatchReader, SessionCommands, SessionReader, TurnStore } from './session-store.port';
 import type { SessionEntities, TurnRow } from './session.entities';
 import { indexTurnRefs } from './turn-provenance';
+
+const ADD_TURN_TO_SESSION = `UPDATE agent_sessions SET turn_count = ?, last_turn_status = 'PENDING', last_turn_date = ?, last_updated_date = ?
+  WHERE id = ? AND org_id = ?`;
+const UPDATE_CHUNK_REFS = 'UPDATE agent_session_turns SET chunk_refs = ? WHERE id = ? AND org_id = ?';
+const DELETE_SESSION = 'UPDATE agent_sessions SET is_deleted = ?, last_updated_date = ? WHERE id = ? AND org_id = ?';
+/** The columns a session patch (domain SessionChanges) may change. */
+const PATCH_COLUMNS = { name: 'name', description: 'description', category: 'category', isPublic: 'is_public' } as const;
 
 export interface TurnLifecycleDeps {
   readonly db: Database<SessionEntities & ProvenanceEntities>;
@@ -79,32 +101,28 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
   async createSession(caller: Caller, input: NewSession): Promise<SessionRecord> {
     const session = openSession(caller, input, { id: input.id ?? this.deps.newId(), now: this.deps.now() });
     const row = toSessionRow(session);
-    await this.deps.db.transaction(async (em) => {
-      await em.insert(this.deps.db.entities.sessions, row);
-      await this.deps.locks.addParticipant(em, row, userHeader(caller), session.creationDate);
-    });
+    const { db } = this.deps;
+    await db.sqlTransaction((tx) =>
+      tx.commitWith([{ sql: INSERT_SESSION, params: sessionValues(row) }, this.deps.locks.addParticipant(row, userHeader(caller), session.creationDate)]),
+    );
     return session;
   }
 
   async addTurn(caller: Caller, sessionId: string, input: NewTurn, options: AddTurnOptions = {}): Promise<TurnRecord> {
     const checked = checkNewTurn(input);
     const { db, locks } = this.deps;
-    const { turn, event } = await db.transaction(async (em) => {
-      const session = await locks.visibleSession(em, caller, sessionId);
+    const { turn, event } = await db.sqlTransaction(async (tx) => {
+      const session = await locks.visibleSession(tx, caller, sessionId);
       assertAcceptsTurn(session, options);
       const now = this.deps.now();
       const turn = openTurn(checked, { id: input.id ?? this.deps.newId(), session, author: userHeader(caller), now });
-      // updateEntity(false): TypeORM would read the new row's defaulted columns back, one SELECT per turn.
-      await em.createQueryBuilder().insert().into(db.entities.turns).values(toTurnRow(turn, options.lease ?? NO_LEASE)).updateEntity(false).execute();
-      await indexTurnRefs(em, db.entities, turn, turn);
-      await em.update(db.entities.sessions, { id: session.id }, {
-        turnCount: turn.sequenceNumber,
-        lastTurnStatus: 'PENDING',
-        lastTurnDate: now,
-        lastUpdatedDate: now,
-      });
-      if (!session.callerIsParticipant) await locks.addParticipant(em, session, userHeader(caller), now);
-      return { turn, event: await this.deps.eventLog.append(em, turn, null) };
+      const writes: Statement[] = [
+        { sql: INSERT_TURN, params: [...turnOrigin(turn), ...turnValues(turn, options.lease ?? NO_LEASE)] },
+        ...indexTurnRefs(turn, turn),
+        { sql: ADD_TURN_TO_SESSION, params: [turn.sequenceNumber, now, now, session.id, session.orgId] },
+        ...(session.callerIsParticipant ? [] : [locks.addParticipant(session, userHeader(caller), now)]),
+      ];
+      return { turn, event: await this.commitWithEvent(tx, writes, turn, null) };
     });
     this.deps.events.turnStatusChanged(event);
     return turn;
@@ -136,12 +154,14 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
 
   recordChunkRefs(scope: OrgScope, sessionId: string, turnId: string, chunkRefs: readonly ChunkRef[]): Promise<TurnRecord> {
     const { db, locks } = this.deps;
-    return db.transaction(async (em) => {
-      const current = toTurnRecord(await locks.turn(em, scope, sessionId, turnId));
+    return db.sqlTransaction(async (tx) => {
+      const current = toTurnRecord(await locks.turn(tx, scope, sessionId, turnId));
       const { turn, added } = addChunkRefs(current, chunkRefs);
       if (added.length === 0) return turn;
-      await em.update(db.entities.turns, { id: turn.id }, { chunkRefs: [...turn.chunkRefs] });
-      await indexTurnRefs(em, db.entities, turn, { chunkRefs: added, activeFileRefs: [] }, current);
+      await tx.commitWith([
+        { sql: UPDATE_CHUNK_REFS, params: [JSON.stringify(turn.chunkRefs), turn.id, turn.orgId] },
+        ...indexTurnRefs(turn, { chunkRefs: added, activeFileRefs: [] }, current),
+      ]);
       return turn;
     });
   }
@@ -149,9 +169,9 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
   /** The status does not change, so no event is recorded. */
   pauseForToolCalls(scope: OrgScope, sessionId: string, turnId: string, pause: TurnToolPause): Promise<TurnRecord> {
     const { db, locks } = this.deps;
-    return db.transaction(async (em) => {
-      const turn = pauseForToolCalls(toTurnRecord(await locks.turn(em, scope, sessionId, turnId)), pause);
-      await em.update(db.entities.turns, { id: turn.id }, turnColumns(turn, { owner: null, expiresAt: pause.waitUntil }));
+    return db.sqlTransaction(async (tx) => {
+      const turn = pauseForToolCalls(toTurnRecord(await locks.turn(tx, scope, sessionId, turnId)), pause);
+      await tx.commitWith([updateTurn(UPDATE_TURN, turn, { owner: null, expiresAt: pause.waitUntil })]);
       return turn;
     });
   }
@@ -164,37 +184,36 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
     lease: { readonly owner: string; readonly expiresAt: Date },
   ): Promise<TurnRecord> {
     const { db, locks } = this.deps;
-    return db.transaction(async (em) => {
-      const row = await locks.turn(em, scope, sessionId, turnId);
+    return db.sqlTransaction(async (tx) => {
+      const row = await locks.turn(tx, scope, sessionId, turnId);
       // While a turn waits for tool results, its lease is the tool-result deadline.
       const turn = resumeWithToolResults(toTurnRecord(row), toolCallIds, row.leaseExpiresAt, this.deps.now());
-      await em.update(db.entities.turns, { id: turn.id }, turnColumns(turn, lease));
+      await tx.commitWith([updateTurn(UPDATE_TURN, turn, lease)]);
       return turn;
     });
   }
 
   restartTurnChain(scope: OrgScope, sessionId: string, turnId: string, restart: TurnChainRestart): Promise<TurnRecord> {
     const { db, locks } = this.deps;
-    return db.transaction(async (em) => {
-      const row = await locks.turn(em, scope, sessionId, turnId);
+    return db.sqlTransaction(async (tx) => {
+      const row = await locks.turn(tx, scope, sessionId, turnId);
       const turn = restartTurnChain(toTurnRecord(row), restart);
-      await em.update(db.entities.turns, { id: turn.id }, turnColumns(turn, { owner: row.leaseOwner, expiresAt: row.leaseExpiresAt }));
+      await tx.commitWith([updateTurn(UPDATE_TURN, turn, leaseOf(row))]);
       return turn;
     });
   }
 
   keepPartialAnswer(scope: OrgScope, sessionId: string, turnId: string, partial: TurnPartialAnswer): Promise<TurnRecord> {
     const { db, locks } = this.deps;
-    return db.transaction(async (em) => {
-      const session = await locks.session(em, scope, sessionId);
-      const row = await locks.turn(em, scope, session.id, turnId);
+    return db.sqlTransaction(async (tx) => {
+      const { session, turn: row } = await locks.sessionAndTurn(tx, scope, sessionId, turnId);
       const current = toTurnRecord(row);
       const turn = keepPartialAnswer(current, partial);
       if (!turn) return current;
-      await em.update(db.entities.turns, { id: turn.id }, turnColumns(turn, { owner: row.leaseOwner, expiresAt: row.leaseExpiresAt }));
-      if (turn.usage !== current.usage) {
-        await em.update(db.entities.sessions, { id: session.id }, rollUpColumns(rollUpLateUsage(toSessionRecord(session), current, turn)));
-      }
+      await tx.commitWith([
+        updateTurn(UPDATE_TURN, turn, leaseOf(row)),
+        ...(turn.usage !== current.usage ? [rollUpStatement(rollUpLateUsage(toSessionRecord(session), current, turn), session)] : []),
+      ]);
       return turn;
     });
   }
@@ -215,12 +234,19 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
   async updateSession(caller: Caller, id: string, patch: SessionPatch): Promise<SessionRecord> {
     const changes = checkSessionPatch(patch);
     const { db, locks } = this.deps;
-    const row = await db.transaction(async (em) => {
-      const session = await locks.visibleSession(em, caller, id);
+    const row = await db.sqlTransaction(async (tx) => {
+      const session = await locks.visibleSession(tx, caller, id);
       if (!canManage(caller, session)) throw forbidden('only the owner or an admin may change a session');
       if (session.isDeleted) throw conflict('the session is deleted');
       const lastUpdatedDate = this.deps.now();
-      await em.update(db.entities.sessions, { id }, { ...changes, lastUpdatedDate });
+      const fields = (Object.keys(PATCH_COLUMNS) as (keyof typeof PATCH_COLUMNS)[]).filter((f) => changes[f] !== undefined);
+      const set = fields.map((f) => `${PATCH_COLUMNS[f]} = ?`).join(', ');
+      await tx.commitWith([
+        {
+          sql: `UPDATE agent_sessions SET ${set}${set ? ', ' : ''}last_updated_date = ? WHERE id = ? AND org_id = ?`,
+          params: [...fields.map((f) => changes[f] ?? null), lastUpdatedDate, session.id, session.orgId],
+        },
+      ]);
       return { ...session, ...changes, lastUpdatedDate };
     });
     return toSessionRecord(row);
@@ -228,13 +254,29 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
 
   async deleteSession(caller: Caller, id: string): Promise<boolean> {
     const { db, locks } = this.deps;
-    await db.transaction(async (em) => {
-      const session = await locks.visibleSession(em, caller, id);
+    await db.sqlTransaction(async (tx) => {
+      const session = await locks.visibleSession(tx, caller, id);
       if (!canManage(caller, session)) throw forbidden('only the owner or an admin may delete a session');
       if (session.isDeleted) return;
-      await em.update(db.entities.sessions, { id }, { isDeleted: true, lastUpdatedDate: this.deps.now() });
+      await tx.commitWith([{ sql: DELETE_SESSION, params: [true, this.deps.now(), session.id, session.orgId] }]);
     });
     return true;
+  }
+
+  /**
+   * Runs `writes`, then stores the status event, and commits. The event's statements come
+   * last: they lock the event counter row, which every turn change of every session passes,
+   * until COMMIT (on MySQL all of it is one round trip).
+   */
+  private async commitWithEvent(
+    tx: SqlTransaction,
+    writes: readonly Statement[],
+    turn: TurnRecord,
+    previousStatus: TurnStatus | null,
+  ): Promise<TurnStatusEvent> {
+    const append = this.deps.eventLog.append(turn, previousStatus);
+    const results = await tx.commitWith([...writes, ...append.statements]);
+    return append.event(results.slice(writes.length));
   }
 
   private async transition(
@@ -245,17 +287,20 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
     guard: (row: TurnRow) => boolean = () => true,
   ): Promise<TurnRecord> {
     const { db, locks } = this.deps;
-    const { turn, event } = await db.transaction(async (em): Promise<{ turn: TurnRecord; event: TurnStatusEvent | null }> => {
-      const session = await locks.session(em, scope, sessionId);
-      const row = await locks.turn(em, scope, session.id, turnId);
+    const { turn, event } = await db.sqlTransaction(async (tx): Promise<{ turn: TurnRecord; event: TurnStatusEvent | null }> => {
+      const { session, turn: row } = await locks.sessionAndTurn(tx, scope, sessionId, turnId);
       const current = toTurnRecord(row);
       const updated = guard(row) ? applyTransition(current, change, this.deps.now()) : null;
       if (!updated) return { turn: current, event: null };
-      await em.update(db.entities.turns, { id: row.id, status: 'PENDING' }, turnColumns(updated, NO_LEASE));
-      await em.update(db.entities.sessions, { id: session.id }, rollUpColumns(rollUpSettledTurn(toSessionRecord(session), updated)));
-      return { turn: updated, event: await this.deps.eventLog.append(em, updated, current.status) };
+      const writes = [updateTurn(SETTLE_TURN, updated, NO_LEASE), rollUpStatement(rollUpSettledTurn(toSessionRecord(session), updated), session)];
+      return { turn: updated, event: await this.commitWithEvent(tx, writes, updated, current.status) };
     });
     if (event) this.deps.events.turnStatusChanged(event);
     return turn;
   }
 }
+
+/** Every column of `turn` but its identity (UPDATE_TURN, or SETTLE_TURN for a turn that must still be PENDING). */
+const updateTurn = (sql: string, turn: TurnRecord, lease: TurnLease): Statement => ({ sql, params: [...turnValues(turn, lease), turn.id, turn.orgId] });
+
+const leaseOf = (row: TurnRow): TurnLease => ({ owner: row.leaseOwner, expiresAt: row.leaseExpiresAt });

@@ -1,9 +1,9 @@
-import { Brackets, type EntityManager, type EntitySchema } from 'typeorm';
+import { Brackets, type EntitySchema } from 'typeorm';
 import type { Caller } from '../domain/caller';
 import { badInput } from '../domain/errors';
 import { assertPageSize, decodeCursor, encodeCursor, malformedCursor, type Page, type PageRequest } from '../domain/pagination';
 import type { ActiveFileRef, ChunkRef, TurnRecord } from '../domain/turn';
-import type { Database } from '../persistence/database';
+import type { Database, SqlValue, Statement } from '../persistence/database';
 import { MAX_REF_KEY, MAX_REF_PATH, type ProvenanceEntities, type TurnChunkRefRow, type TurnFileRefRow } from './provenance.entities';
 import { toTurnRecord } from './records';
 import { applyVisibility } from './session-query';
@@ -18,48 +18,71 @@ const ORDERING = 'PROVENANCE';
 const INSERT_BATCH = 100;
 
 /**
- * Writes the provenance index rows for refs a turn just gained. Called by the session
- * manager inside the transaction that stores the refs. `already` lists what the turn had
- * before (its JSON columns), so nothing is indexed twice.
+ * The statements that write the provenance index rows for refs a turn just gained. The
+ * session manager runs them in the transaction that stores the refs. `already` lists what the
+ * turn had before (its JSON columns), so nothing is indexed twice.
  */
-export async function indexTurnRefs(
-  em: EntityManager,
-  entities: ProvenanceEntities,
+export function indexTurnRefs(
   turn: Pick<TurnRow, 'id' | 'sessionId' | 'orgId' | 'creationDate'>,
   added: { readonly chunkRefs: readonly ChunkRef[]; readonly activeFileRefs: readonly ActiveFileRef[] },
   already: { readonly chunkRefs: readonly ChunkRef[]; readonly activeFileRefs: readonly ActiveFileRef[] } = {
     chunkRefs: [],
     activeFileRefs: [],
   },
-): Promise<void> {
-  const base = { turnId: turn.id, sessionId: turn.sessionId, orgId: turn.orgId, creationDate: turn.creationDate };
+): Statement[] {
   const knownChunks = new Set(already.chunkRefs.map((c) => c.chunkId));
   const knownFiles = new Set([
     ...already.activeFileRefs.map((f) => f.contentHash),
     ...already.chunkRefs.flatMap((c) => (c.fileContentHash ? [c.fileContentHash] : [])),
   ]);
-  const chunks = new Map<string, TurnChunkRefRow>();
-  const files = new Map<string, TurnFileRefRow>();
+  const chunks = new Map<string, Pick<TurnChunkRefRow, 'chunkId' | 'contentHash'>>();
+  const files = new Map<string, Pick<TurnFileRefRow, 'contentHash' | 'path'>>();
   const addFile = (contentHash: string | null | undefined, path: string) => {
     if (!fits(contentHash) || knownFiles.has(contentHash) || files.has(contentHash)) return;
-    files.set(contentHash, { ...base, contentHash, path: path.slice(0, MAX_REF_PATH) });
+    files.set(contentHash, { contentHash, path: path.slice(0, MAX_REF_PATH) });
   };
   for (const f of added.activeFileRefs) addFile(f.contentHash, f.path);
   for (const c of added.chunkRefs) {
     if (fits(c.chunkId) && fits(c.contentHash) && !knownChunks.has(c.chunkId) && !chunks.has(c.chunkId)) {
-      chunks.set(c.chunkId, { ...base, chunkId: c.chunkId, contentHash: c.contentHash });
+      chunks.set(c.chunkId, { chunkId: c.chunkId, contentHash: c.contentHash });
     }
     addFile(c.fileContentHash, c.path);
   }
-  await insertAll(em, entities.turnChunkRefs, [...chunks.values()]);
-  await insertAll(em, entities.turnFileRefs, [...files.values()]);
+  const base = [turn.sessionId, turn.orgId, turn.creationDate];
+  return [
+    ...inserts(CHUNK_REF_INSERT, [...chunks.values()].map((c) => [turn.id, c.chunkId, c.contentHash, ...base])),
+    ...inserts(FILE_REF_INSERT, [...files.values()].map((f) => [turn.id, f.contentHash, f.path, ...base])),
+  ];
 }
 
 /** Refs longer than the index columns cannot be real chunk ids or SHA-256 hashes; they stay out of the index. */
 const fits = (value: string | null | undefined): value is string => !!value && value.length <= MAX_REF_KEY;
 
-async function insertAll<T extends object>(em: EntityManager, entity: EntitySchema<T>, rows: T[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += INSERT_BATCH) await em.insert(entity, rows.slice(i, i + INSERT_BATCH));
+/** An index table's INSERT, and the statement text for each number of rows (cached: batches are mostly one or two rows). */
+interface RefInsert {
+  readonly head: string;
+  readonly row: string;
+  readonly byCount: Map<number, string>;
+}
+
+const refInsert = (table: string, columns: readonly string[]): RefInsert => ({
+  head: `INSERT INTO ${table} (${columns.join(', ')}) VALUES `,
+  row: `(${columns.map(() => '?').join(', ')})`,
+  byCount: new Map(),
+});
+
+const CHUNK_REF_INSERT = refInsert('turn_chunk_refs', ['turn_id', 'chunk_id', 'content_hash', 'session_id', 'org_id', 'creation_date']);
+const FILE_REF_INSERT = refInsert('turn_file_refs', ['turn_id', 'content_hash', 'path', 'session_id', 'org_id', 'creation_date']);
+
+function inserts(insert: RefInsert, rows: SqlValue[][]): Statement[] {
+  const statements: Statement[] = [];
+  for (let i = 0; i < rows.length; i += INSERT_BATCH) {
+    const batch = rows.slice(i, i + INSERT_BATCH);
+    let sql = insert.byCount.get(batch.length);
+    if (!sql) insert.byCount.set(batch.length, (sql = insert.head + Array.from(batch, () => insert.row).join(', ')));
+    statements.push({ sql, params: batch.flat() });
+  }
+  return statements;
 }
 
 /**

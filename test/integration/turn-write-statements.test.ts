@@ -1,0 +1,86 @@
+import { createSessionStore, type SessionStore } from '../../src/sessions/session-store';
+import { mysqlTestDatabase, sqliteTestDatabase, type TestDatabase } from '../support/db';
+import { describeWithMysql } from '../support/services';
+import { alice, EXECUTE_SETUP, startGateway, type TestGateway } from '../support/testkit';
+
+async function waitUntil(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
+/** The statements of the transactions in `statements` (BEGIN/START TRANSACTION through COMMIT), one list per transaction. */
+function transactions(statements: readonly string[]): string[][] {
+  const found: string[][] = [];
+  let open: string[] | null = null;
+  for (const sql of statements) {
+    if (/^(BEGIN|START TRANSACTION)/.test(sql)) found.push((open = []));
+    open?.push(sql);
+    if (/COMMIT\s*$/.test(sql)) open = null;
+  }
+  return found;
+}
+
+/**
+ * The turn write path's statements per execute (bench:execute prints the same count): a
+ * follow-on execute is the planner's reads, then two transactions, adding the turn and
+ * settling it. On MySQL each transaction is two round trips: the locking read (with START
+ * TRANSACTION), then every write, the status event and COMMIT together, so the event counter
+ * row, which every turn change passes, is locked for no round trip.
+ */
+function statementsSuite(database: 'sqlite' | 'mysql', expected: { total: number; perTransaction: [number, number] }): void {
+  let h: TestGateway;
+  beforeAll(async () => {
+    h = await startGateway({ ...EXECUTE_SETUP, database, hooks: { sweeper: false } });
+  });
+  afterAll(() => h.close());
+
+  it(`runs ${expected.total} statements for a follow-on execute, ${expected.perTransaction.join(' and ')} in its two transactions`, async () => {
+    const first = await h.execute(alice, { instruction: 'hello', activeFiles: [{ path: 'a.ts', content: 'a' }] });
+    const sessionId = first.body.data!.execute.sessionId;
+    // A new session: its creation, the turn, the settling.
+    await waitUntil(() => transactions(h.statements).length >= 3 && /COMMIT\s*$/.test(h.statements.at(-1) ?? ''));
+    h.statements.length = 0;
+    const next = await h.execute(alice, { instruction: 'again', sessionId, activeFiles: [{ path: 'a.ts', content: 'b' }] });
+    expect(next.body.errors).toBeUndefined();
+    await waitUntil(() => transactions(h.statements).length >= 2 && /COMMIT\s*$/.test(h.statements.at(-1) ?? ''));
+    // Live subscriptions' background reads of the event log are not the execute's.
+    const statements = h.statements.filter((sql) => !/^SELECT\b.*\b(turn_events|event_counters)\b/s.test(sql));
+    const [addTurn, settle] = transactions(statements);
+    expect([addTurn?.length, settle?.length]).toEqual(expected.perTransaction);
+    expect(statements).toHaveLength(expected.total);
+    for (const tx of [addTurn!, settle!]) {
+      const counter = tx.findIndex((sql) => /event_counters/.test(sql));
+      // The event id is taken last: right before (MySQL: together with) the COMMIT.
+      expect(tx.length - counter).toBeLessThanOrEqual(database === 'mysql' ? 1 : 3);
+    }
+  });
+}
+
+describe('turn write statements on embedded SQLite', () => statementsSuite('sqlite', { total: 18, perTransaction: [8, 7] }));
+describeWithMysql('turn write statements on MySQL/MariaDB', () => statementsSuite('mysql', { total: 7, perTransaction: [2, 2] }));
+
+/** A write that fails inside the final batch (writes + event + COMMIT) leaves nothing behind. */
+function rollbackSuite(open: () => Promise<TestDatabase>): void {
+  let t: TestDatabase;
+  let store: SessionStore;
+  beforeAll(async () => {
+    t = await open();
+    store = createSessionStore({ db: t.db, events: { turnStatusChanged: () => {} } });
+  });
+  afterAll(() => t.dispose());
+
+  it('rolls back a turn whose insert fails: no counter move, no event, the next turn still gets the next number', async () => {
+    const session = await store.lifecycle.createSession(alice, { name: 'Rollback', agentContextId: 'ac-1' });
+    const first = await store.lifecycle.addTurn(alice, session.id, { instructionSummary: 'one' });
+    const events = async () => Number(((await t.db.dataSource.query("SELECT value FROM event_counters WHERE name = 'turn_events'")) as { value: number }[])[0]?.value);
+    const before = await events();
+    await expect(store.lifecycle.addTurn(alice, session.id, { id: first.id, instructionSummary: 'same id' })).rejects.toThrow();
+    expect(await events()).toBe(before);
+    expect((await store.reads.getSession(alice, session.id))?.turnCount).toBe(1);
+    const second = await store.lifecycle.addTurn(alice, session.id, { instructionSummary: 'two' });
+    expect(second.sequenceNumber).toBe(2);
+    expect(await events()).toBe(before + 1);
+  });
+}
+
+describe('a failed turn write on embedded SQLite', () => rollbackSuite(sqliteTestDatabase));
+describeWithMysql('a failed turn write on MySQL/MariaDB', () => rollbackSuite(mysqlTestDatabase));
