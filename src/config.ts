@@ -28,6 +28,9 @@ export interface Config {
   /** OPENAI_API_KEY: set means OpenAI embeddings (and the real LLM); unset means the local defaults. */
   readonly openaiApiKey: string | null;
   readonly openaiBaseUrl: string | null;
+  /** OPENAI_ORG_ID and OPENAI_PROJECT_ID: sent as the OpenAI-Organization and OpenAI-Project headers when set. */
+  readonly openaiOrganization: string | null;
+  readonly openaiProject: string | null;
   readonly retrieval: RetrievalConfig;
   readonly live: LiveConfig;
   readonly execute: ExecuteConfig;
@@ -204,6 +207,8 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     openaiApiKey: env.OPENAI_API_KEY?.trim() || null,
     openaiBaseUrl: url(env, 'OPENAI_BASE_URL'),
+    openaiOrganization: env.OPENAI_ORG_ID?.trim() || null,
+    openaiProject: env.OPENAI_PROJECT_ID?.trim() || null,
     retrieval: {
       qdrantUrl,
       qdrantApiKey: env.QDRANT_API_KEY?.trim() || null,

@@ -344,6 +344,8 @@ function languageModelOf(config: Config, onRetry: () => void): LanguageModel {
   return new OpenAIResponsesAdapter({
     apiKey: config.openaiApiKey,
     baseURL: config.openaiBaseUrl,
+    organization: config.openaiOrganization,
+    project: config.openaiProject,
     timeoutMs: llmTimeoutMs,
     retry: { maxRetries: llmMaxRetries, maxDelayMs: llmRetryMaxDelayMs },
     onRetry,

@@ -8,6 +8,9 @@ export interface OpenAIResponsesOptions {
   readonly apiKey: string;
   /** Unset means OpenAI itself; set for a compatible endpoint (or the test suite's stand-in). */
   readonly baseURL: string | null;
+  /** The OpenAI-Organization and OpenAI-Project headers, when set. */
+  readonly organization?: string | null;
+  readonly project?: string | null;
   /** Deadline of one provider call, stream included (LLM_TIMEOUT_MS). */
   readonly timeoutMs: number;
   readonly retry: RetryBounds;
@@ -37,9 +40,7 @@ export class OpenAIResponsesAdapter implements LanguageModel {
   private readonly client: SseJsonClient;
 
   constructor(private readonly options: OpenAIResponsesOptions) {
-    // The organization and project headers as the openai SDK sent them, from the same variables.
-    const organization = process.env.OPENAI_ORG_ID;
-    const project = process.env.OPENAI_PROJECT_ID;
+    const { organization, project } = options;
     this.client = new SseJsonClient({
       baseURL: options.baseURL ?? OPENAI_API,
       headers: {

@@ -33,6 +33,8 @@ export function createRetrieval(config: Config, logger: Logger, overrides: { rea
     ? new (require('./openai-embedder.adapter') as OpenAIEmbedderModule).OpenAIEmbedder({
         apiKey: config.openaiApiKey,
         baseURL: config.openaiBaseUrl,
+        organization: config.openaiOrganization,
+        project: config.openaiProject,
         model: r.embeddingModel,
         dimensions: r.embeddingDimensions,
         timeoutMs: r.timeoutMs,

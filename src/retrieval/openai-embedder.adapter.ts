@@ -12,6 +12,9 @@ export const OPENAI_EMBEDDING_DIMENSIONS: Readonly<Record<string, number>> = {
 export interface OpenAIEmbedderOptions {
   readonly apiKey: string;
   readonly baseURL: string | null;
+  /** The OpenAI-Organization and OpenAI-Project headers, when set. */
+  readonly organization?: string | null;
+  readonly project?: string | null;
   readonly model: string;
   /** Asked of the API (text-embedding-3 models can shorten their vectors); else the model's own size. */
   readonly dimensions: number | null;
@@ -45,6 +48,9 @@ export class OpenAIEmbedder implements Embedder {
     this.client = new OpenAI({
       apiKey: options.apiKey,
       ...(options.baseURL ? { baseURL: options.baseURL } : {}),
+      // Given explicitly (null when unset): config.ts is the one reader of the environment.
+      organization: options.organization ?? null,
+      project: options.project ?? null,
       timeout: options.timeoutMs,
       maxRetries: 2,
     });

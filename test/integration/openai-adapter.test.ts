@@ -68,6 +68,24 @@ describe('OpenAI Responses adapter against a local Responses API', () => {
     expect(body).not.toHaveProperty('tools');
   });
 
+  it('sends the organization and project headers only when configured (OPENAI_ORG_ID, OPENAI_PROJECT_ID)', async () => {
+    fake.enqueue({ kind: 'text', chunks: ['ok'], usage: null });
+    fake.enqueue({ kind: 'text', chunks: ['ok'], usage: null });
+    const scoped = new OpenAIResponsesAdapter({
+      apiKey: 'sk-test',
+      baseURL: fake.url,
+      organization: 'org-acme',
+      project: 'proj_gateway',
+      timeoutMs: 5000,
+      retry: { maxRetries: 0, maxDelayMs: 0 },
+    });
+    await call(scoped).result;
+    await call(adapter()).result;
+    expect(fake.requests[0]?.headers).toMatchObject({ 'openai-organization': 'org-acme', 'openai-project': 'proj_gateway' });
+    expect(fake.requests[1]?.headers).not.toHaveProperty('openai-organization');
+    expect(fake.requests[1]?.headers).not.toHaveProperty('openai-project');
+  });
+
   it('reports no usage when the provider sends none', async () => {
     fake.enqueue({ kind: 'text', chunks: ['ok'], usage: null });
     expect((await call(adapter()).result).usage).toBeNull();
