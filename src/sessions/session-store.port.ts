@@ -79,8 +79,8 @@ export interface TurnStore {
  * JSON documents cost most of a full read, and the planner needs them only to preload a new chain).
  */
 export interface ChainHistoryReader {
-  /** The session's last `limit` turns (any status), oldest first. */
-  chainTurns(scope: OrgScope, session: Pick<SessionRecord, 'id' | 'turnCount'>, limit: number): Promise<ChainTurn[]>;
+  /** The session's newest `limit` turns (any status), oldest first; it may include one added after the session was read. */
+  chainTurns(scope: OrgScope, sessionId: string, limit: number): Promise<ChainTurn[]>;
 }
 
 /** Port: leases of running turns, so nothing is lost when an instance dies. */

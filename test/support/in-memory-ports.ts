@@ -72,8 +72,13 @@ export class InMemoryTurnStore implements TurnStore, TurnLeases, ChainHistoryRea
       .sort((a, b) => a.sequenceNumber - b.sequenceNumber);
   }
 
-  chainTurns(scope: OrgScope, session: Pick<SessionRecord, 'id' | 'turnCount'>, limit: number): Promise<ChainTurn[]> {
-    return this.recentTurns(scope, session, limit);
+  async chainTurns(scope: OrgScope, sessionId: string, limit: number): Promise<ChainTurn[]> {
+    this.reachable();
+    return [...this.turns.values()]
+      .map((t) => t.turn)
+      .filter((t) => t.orgId === scope.orgId && t.sessionId === sessionId)
+      .sort((a, b) => a.sequenceNumber - b.sequenceNumber)
+      .slice(-limit);
   }
 
   async createSession(caller: Caller, input: NewSession): Promise<SessionRecord> {
