@@ -45,6 +45,8 @@ export interface TurnStore {
   createSession(caller: Caller, input: NewSession): Promise<SessionRecord>;
   /** DD-002A: a new PENDING turn with the next sequence number; the author becomes a participant. */
   addTurn(caller: Caller, sessionId: string, input: NewTurn, options?: AddTurnOptions): Promise<TurnRecord>;
+  /** createSession and addTurn of its first turn, as one change: both are stored, or neither. */
+  startSession(caller: Caller, session: NewSession, first: NewTurn, options?: AddTurnOptions): Promise<TurnRecord>;
   /** DD-002B. */
   completeTurn(scope: OrgScope, sessionId: string, turnId: string, completion: TurnCompletion): Promise<TurnRecord>;
   /** DD-002C. */

@@ -89,6 +89,13 @@ export class InMemoryTurnStore implements TurnStore, TurnLeases, ChainHistoryRea
     return session;
   }
 
+  /** Both or neither: the turn is checked before the session exists, and nothing else can fail between them. */
+  async startSession(caller: Caller, input: NewSession, first: NewTurn, options: AddTurnOptions = {}): Promise<TurnRecord> {
+    checkNewTurn(first);
+    const session = await this.createSession(caller, input);
+    return this.addTurn(caller, session.id, first, options);
+  }
+
   async addTurn(caller: Caller, sessionId: string, input: NewTurn, options: AddTurnOptions = {}): Promise<TurnRecord> {
     const checked = checkNewTurn(input);
     if (!(await this.getSession(caller, sessionId))) throw notFound('session');
