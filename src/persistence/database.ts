@@ -98,7 +98,7 @@ export interface Database<E extends EntitySchemas = EntitySchemas> {
   sqlTransaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T>;
   /**
    * One plain read outside any transaction (see `Sql` for binding and rows). On MySQL the
-   * reads asked for in the same turn of the event loop, by any number of requests, go to the
+   * reads asked for together (side by side, as one request's Promise.all does) go to the
    * server as one multi-statement query on one pooled connection: one round trip and one
    * connection checkout instead of one each. Each is still its own autocommit statement.
    */
@@ -317,10 +317,12 @@ interface PendingRead {
 }
 
 /**
- * Database.read on MySQL: collects the reads of one event-loop turn and sends them as one
- * multi-statement query (the pool allows them; every value is bound through placeholders).
- * When a batch fails with anything but an unreachable store, its reads run again one by one,
- * so each caller gets its own statement's answer or error, not a neighbour's.
+ * Database.read on MySQL: collects the reads asked for before the current tick ends and
+ * sends them as one multi-statement query (the pool allows them; every value is bound
+ * through placeholders). The tick, not the event-loop turn: reads from other requests seldom
+ * join, so the batch's statement observer (its trace span) stays in the asking request's
+ * trace. When a batch fails with anything but an unreachable store, its reads run again one
+ * by one, so each caller gets its own statement's answer or error, not a neighbour's.
  */
 class ReadBatcher {
   private pending: PendingRead[] = [];
@@ -329,8 +331,8 @@ class ReadBatcher {
 
   read(sql: string, params: readonly SqlValue[]): Promise<unknown[]> {
     return new Promise((resolve, reject) => {
-      // setImmediate runs after the poll phase: every request read from the sockets in this turn joins the batch.
-      if (this.pending.length === 0) setImmediate(() => this.flush());
+      // Runs once the pending microtasks have: the reads started side by side (a Promise.all) join.
+      if (this.pending.length === 0) process.nextTick(() => this.flush());
       this.pending.push({ statement: { sql, params }, resolve, reject });
     });
   }
