@@ -103,7 +103,7 @@ export function orderBy(order: SessionOrder): string {
   return `${column} ${direction}, s.id ${direction}`;
 }
 
-export function cursorOf(order: SessionOrder, session: SessionRecord): string {
+export function cursorOf(order: SessionOrder, session: Pick<SessionRecord, 'id' | 'name' | 'lastUpdatedDate' | 'creationDate'>): string {
   const field = ORDERS[order].field;
   const key = field === 'name' ? session.name : session[field].toISOString();
   return encodeCursor(order, { key, id: session.id });

@@ -130,6 +130,27 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
     );
   }
 
+  it('joins the context names into the page only when they are selected, through fragments too', async () => {
+    const token = t.token({ userId: 'user-2', roles: [] });
+    const pageOf = async (query: string) => {
+      t.statements.length = 0;
+      const res = await t.gql<{ agentSessions: { edges: { node: { id: string; agentContextName?: string | null } }[] } }>(token, query);
+      expect(res.body.errors).toBeUndefined();
+      const statements = t.statements.filter((sql) => !/\b(turn_events|event_counters)\b/.test(sql));
+      return { nodes: res.body.data!.agentSessions.edges.map((e) => e.node), statements };
+    };
+    const plain = await pageOf('{ agentSessions(first: 25) { edges { node { id name } } } }');
+    expect(plain.statements).toHaveLength(1);
+    expect(plain.statements[0]).not.toMatch(/\bJOIN\b/i);
+    const named = await pageOf(
+      'query { agentSessions(first: 25) { edges { ...E } } } fragment E on AgentSessionSummaryEdge { node { id ... on AgentSessionSummary { agentContextName } } }',
+    );
+    expect(named.statements).toHaveLength(1);
+    expect(named.statements[0]).toMatch(/\bJOIN\b/i);
+    expect(named.nodes.map((n) => n.id)).toEqual(plain.nodes.map((n) => n.id));
+    for (const node of named.nodes) expect(node.agentContextName).toBeTruthy();
+  });
+
   it('counts only when totalCount is selected', async () => {
     const counts = (statements: string[]) => statements.filter((sql) => /COUNT\(/i.test(sql)).length;
     expect(counts(await statementsFor(WITHOUT_TOTAL, 25, 'user-2', []))).toBe(0);
