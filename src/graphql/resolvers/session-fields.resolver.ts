@@ -21,15 +21,14 @@ type SessionLike = SessionRecord | SessionSummaryRecord;
  * Fields that a session and its summary both resolve through the request's loaders
  * (DD-007 names, the last turn, participants). One definition serves both types. A list
  * reads the context names with its page when they are selected (SessionSummaryRecord), so
- * its names need no loader.
+ * its names need no loader (schema.ts answers them from the record).
  */
 function sharedSessionFields(type: ClassType) {
   @Resolver(() => type)
   class SharedSessionFields {
-    // Synchronous when the list read the names with its page: 2 promises less per summary.
+    // A summary that carries the names read with its page is answered before this runs (schema.ts).
     @FieldResolver(() => String, { nullable: true })
-    agentContextName(@Root() s: SessionLike, @Ctx() { loaders }: GraphQLContext): string | null | Promise<string | null> {
-      if ('contextNames' in s && s.contextNames) return s.contextNames.agent;
+    agentContextName(@Root() s: SessionLike, @Ctx() { loaders }: GraphQLContext): Promise<string | null> {
       return loaders.agentContext.load(s.agentContextId).then((c) => c?.name ?? null);
     }
 
@@ -38,7 +37,6 @@ function sharedSessionFields(type: ClassType) {
       @Root() s: SessionLike,
       @Ctx() { loaders }: GraphQLContext,
     ): string | null | Promise<string | null> {
-      if ('contextNames' in s && s.contextNames) return s.contextNames.conversation;
       if (!s.conversationContextId) return null;
       return loaders.conversationContext.load(s.conversationContextId).then((c) => c?.name ?? null);
     }
