@@ -1,4 +1,4 @@
-import type { GraphQLResolveInfo } from 'graphql';
+import type { FieldNode, GraphQLResolveInfo } from 'graphql';
 import { Arg, Ctx, ID, Info, Int, Query, Resolver } from 'type-graphql';
 import type { SessionOrder } from '../../domain/session';
 import type { SessionRecord } from '../../domain/session';
@@ -56,8 +56,23 @@ export class SessionQueryResolver {
   }
 }
 
-/** What the page should read besides the summaries, from what the operation selects. */
-const listOptions = (info: GraphQLResolveInfo): ListOptions => ({
-  withTotalCount: selectsField(info, 'totalCount'),
-  withContextNames: selectsAny(info, ['edges', 'node'], ['agentContextName', 'conversationContextName']),
-});
+/**
+ * What the page should read besides the summaries, from what the operation selects. Apollo
+ * hands out the same parsed document for the same query text, so the answer is kept per
+ * field node (weakly: no longer than Apollo keeps the document) instead of walking the
+ * selection on every request. (A fragment's node can be merged with different siblings in
+ * two operations of one document; the options only decide what is read up front, and the
+ * count and the names are still read on demand, so that costs a statement, never an answer.)
+ */
+const optionsByField = new WeakMap<FieldNode, ListOptions>();
+function listOptions(info: GraphQLResolveInfo): ListOptions {
+  const key = info.fieldNodes[0];
+  const known = key && optionsByField.get(key);
+  if (known) return known;
+  const options: ListOptions = {
+    withTotalCount: selectsField(info, 'totalCount'),
+    withContextNames: selectsAny(info, ['edges', 'node'], ['agentContextName', 'conversationContextName']),
+  };
+  if (key) optionsByField.set(key, options);
+  return options;
+}
