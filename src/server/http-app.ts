@@ -1,9 +1,8 @@
 import type { Server } from 'node:http';
-import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
-import { expressMiddleware } from '@as-integrations/express5';
+import { ApolloServer, HeaderMap, type ApolloServerPlugin, type ContextFunction } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
-import express, { type Express, type RequestHandler, type Router } from 'express';
+import express, { type Express, type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { Config } from '../config';
 import { isDomainError } from '../domain/errors';
 import type { Protection } from '../graphql/protection';
@@ -71,6 +70,22 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<{ app: Express; 
   app.use(assignRequestId);
   for (const handler of deps.middleware ?? []) app.use(handler);
 
+  const graphql = [
+    express.json({ limit: config.limits.bodyLimitBytes }),
+    graphqlOverHttp(apollo, async ({ req, res }) => {
+      const requestId = requestIdOf(res);
+      try {
+        const { caller } = authenticate(req.headers.authorization, config.jwtSecret);
+        return { caller, services, loaders: createLoaders(caller, services), requestId, budget: protection.responseBudget() };
+      } catch (e) {
+        throw isDomainError(e) ? toGraphQLError(e, { http: { status: HTTP_STATUS_OF[e.code] } }) : e;
+      }
+    }),
+  ];
+  // POST /graphql (nearly every request) first: no other route answers it, and going past
+  // the health routes and every router's layers first cost ~1% of a list request.
+  app.post('/graphql', ...graphql);
+
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', uptimeSeconds: Math.round(process.uptime()) });
   });
@@ -95,23 +110,40 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<{ app: Express; 
   });
 
   for (const router of deps.routers ?? []) app.use(router);
+  app.use('/graphql', ...graphql);
 
-  app.use(
-    '/graphql',
-    express.json({ limit: config.limits.bodyLimitBytes }),
-    expressMiddleware(apollo, {
-      context: async ({ req, res }) => {
-        const requestId = requestIdOf(res);
-        try {
-          const { caller } = authenticate(req.headers.authorization, config.jwtSecret);
-          return { caller, services, loaders: createLoaders(caller, services), requestId, budget: protection.responseBudget() };
-        } catch (e) {
-          throw isDomainError(e) ? toGraphQLError(e, { http: { status: HTTP_STATUS_OF[e.code] } }) : e;
-        }
-      },
-    }),
-  );
   return { app, apollo };
+}
+
+/**
+ * Apollo behind express, as @as-integrations/express5 does it, except for the answer: one
+ * `end` with the text. Its `res.send` hashed every answer for an ETag (a GraphQL answer is
+ * not revalidated) and turned the text into a Buffer, so node:http wrote headers and body
+ * as two chunks instead of one; it also read the query string with the legacy url.parse.
+ */
+function graphqlOverHttp(
+  apollo: ApolloServer<GraphQLContext>,
+  context: ContextFunction<[{ req: Request; res: Response }], GraphQLContext>,
+): RequestHandler {
+  return async (req, res) => {
+    const headers = new HeaderMap();
+    for (const [key, value] of Object.entries(req.headers)) {
+      if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
+    }
+    const query = req.url.indexOf('?');
+    const answer = await apollo.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: { method: req.method.toUpperCase(), headers, search: query === -1 ? '' : req.url.slice(query), body: req.body },
+      context: () => context({ req, res }),
+    });
+    for (const [key, value] of answer.headers) res.setHeader(key, value);
+    res.statusCode = answer.status ?? 200;
+    if (answer.body.kind === 'complete') {
+      res.end(answer.body.string);
+      return;
+    }
+    for await (const chunk of answer.body.asyncIterator) res.write(chunk);
+    res.end();
+  };
 }
 
 /** Unexpected errors are masked for the client (formatError) and logged here with the request id. */

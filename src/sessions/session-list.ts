@@ -10,49 +10,44 @@ import type { SessionEntities } from './session.entities';
 
 /**
  * The session list (DD-003 GetAgentSessionsAsync) as two hand-written statements over plain
- * rows: the page plus one row (is there a next page?) with the DD-007 context names joined
- * in, and the count, only when it is wanted. The list is the busiest read of the gateway:
- * building it through the query builder and hydrating entities cost more CPU than the
- * database spent answering, and the names cost two more statements per page.
+ * rows: the page plus one row (is there a next page?), with the DD-007 context names joined
+ * in when the caller shows them, and the count, only when it is wanted. The list is the
+ * busiest read of the gateway: building it through the query builder and hydrating entities
+ * cost more CPU than the database spent answering, and the names cost two more statements
+ * per page. Only the columns of a summary are read (half of a session's): every other
+ * column was parsed, turned into Dates and numbers, and dropped.
  */
-const COLUMNS = `s.id, s.org_id, s.org_name, s.owner_user_id, s.owner_user_name, s.name, s.session_key, s.description,
-  s.is_public, s.is_draft, s.is_deleted, s.category, s.creation_date, s.last_updated_date, s.agent_context_id,
-  s.conversation_context_id, s.workspace_id, s.repo, s.default_language, s.turn_count, s.last_turn_status,
-  s.last_turn_date, s.input_tokens, s.output_tokens, s.estimated_cost_usd, s.usage_estimated,
-  ac.name AS agent_context_name, cc.name AS conversation_context_name`;
+const COLUMNS = `s.id, s.owner_user_id, s.owner_user_name, s.name, s.session_key, s.description, s.is_public, s.category,
+  s.creation_date, s.last_updated_date, s.agent_context_id, s.conversation_context_id, s.turn_count,
+  s.last_turn_status, s.last_turn_date`;
 
-const FROM_WITH_NAMES = `agent_sessions s
+const NAME_COLUMNS = `, ac.name AS agent_context_name, cc.name AS conversation_context_name`;
+
+const NAME_JOINS = `
   LEFT JOIN agent_contexts ac ON ac.id = s.agent_context_id AND ac.org_id = s.org_id
   LEFT JOIN conversation_contexts cc ON cc.id = s.conversation_context_id AND cc.org_id = s.org_id`;
 
 /** A row as the drivers hand it out: mysql2 gives Dates and 0/1; SQLite gives UTC text and 0/1. */
 interface SummaryRow {
   readonly id: string;
-  readonly org_id: string;
-  readonly org_name: string;
   readonly owner_user_id: string;
   readonly owner_user_name: string;
   readonly name: string;
   readonly session_key: string | null;
   readonly description: string | null;
   readonly is_public: number | boolean;
-  readonly is_draft: number | boolean;
-  readonly is_deleted: number | boolean;
   readonly category: string | null;
   readonly creation_date: Date | string;
   readonly last_updated_date: Date | string;
   readonly agent_context_id: string;
   readonly conversation_context_id: string | null;
-  readonly workspace_id: string | null;
-  readonly repo: string | null;
-  readonly default_language: string | null;
   readonly turn_count: number;
   readonly last_turn_status: TurnStatus | null;
   readonly last_turn_date: Date | string | null;
-  readonly input_tokens: number | string;
-  readonly output_tokens: number | string;
-  readonly estimated_cost_usd: number | null;
-  readonly usage_estimated: number | boolean;
+}
+
+/** With ListOptions.withContextNames. */
+interface NamedSummaryRow extends SummaryRow {
   readonly agent_context_name: string | null;
   readonly conversation_context_name: string | null;
 }
@@ -64,8 +59,10 @@ export class SessionList {
     const first = assertPageSize(page.first);
     const filtered = filterConditions(caller, filter);
     const paged = page.after === null ? filtered : [...filtered, afterCursor(order, page.after)];
-    const rowsRead = this.query<SummaryRow>(
-      `SELECT ${COLUMNS} FROM ${FROM_WITH_NAMES} WHERE ${where(paged)} ORDER BY ${orderBy(order)} LIMIT ${first + 1}`,
+    const names = options.withContextNames === true;
+    const rowsRead = this.query<SummaryRow | NamedSummaryRow>(
+      `SELECT ${COLUMNS}${names ? NAME_COLUMNS : ''} FROM agent_sessions s${names ? NAME_JOINS : ''} ` +
+        `WHERE ${where(paged)} ORDER BY ${orderBy(order)} LIMIT ${first + 1}`,
       paged,
     );
     let counted: Promise<number> | null = null;
@@ -76,7 +73,7 @@ export class SessionList {
     // Both statements at once when the count is wanted anyway: one round trip of waiting, not two.
     if (options.withTotalCount) void count().catch(() => undefined);
     const rows = await rowsRead;
-    const items = rows.slice(0, first).map(toSummary);
+    const items = rows.slice(0, first).map((row) => toSummary(row, names));
     return {
       items,
       cursorOf: (s) => cursorOf(order, s),
@@ -94,38 +91,24 @@ export class SessionList {
 
 const where = (conditions: readonly Condition[]): string => conditions.map((c) => c.sql).join(' AND ');
 
-
-function toSummary(row: SummaryRow): SessionSummaryRecord {
-  const inputTokens = Number(row.input_tokens);
-  const outputTokens = Number(row.output_tokens);
-  return {
+function toSummary(row: SummaryRow | NamedSummaryRow, names: boolean): SessionSummaryRecord {
+  const summary: SessionSummaryRecord = {
     id: row.id,
     name: row.name,
     key: row.session_key,
     description: row.description,
     isPublic: Boolean(row.is_public),
-    isDraft: Boolean(row.is_draft),
-    isDeleted: Boolean(row.is_deleted),
     category: row.category,
-    ownerOrganization: { id: row.org_id, text: row.org_name },
     ownerUser: { id: row.owner_user_id, text: row.owner_user_name },
     creationDate: dateOf(row.creation_date),
     lastUpdatedDate: dateOf(row.last_updated_date),
     agentContextId: row.agent_context_id,
     conversationContextId: row.conversation_context_id,
-    workspaceId: row.workspace_id,
-    repo: row.repo,
-    defaultLanguage: row.default_language,
     turnCount: Number(row.turn_count),
     lastTurnStatus: row.last_turn_status,
     lastTurnDate: row.last_turn_date === null ? null : dateOf(row.last_turn_date),
-    usage: {
-      inputTokens,
-      outputTokens,
-      totalTokens: inputTokens + outputTokens,
-      estimatedCostUsd: row.estimated_cost_usd === null ? null : Number(row.estimated_cost_usd),
-      isEstimated: Boolean(row.usage_estimated),
-    },
-    contextNames: { agent: row.agent_context_name, conversation: row.conversation_context_name },
   };
+  if (!names) return summary;
+  const named = row as NamedSummaryRow;
+  return Object.assign(summary, { contextNames: { agent: named.agent_context_name, conversation: named.conversation_context_name } });
 }

@@ -95,10 +95,34 @@ export interface TurnLeases {
   expiredTurns(limit: number): Promise<ExpiredTurn[]>;
 }
 
-/** A session as a list hands it out: with the DD-007 names of its contexts, read with the page. */
-export interface SessionSummaryRecord extends SessionRecord {
-  /** null when the context no longer exists (or the session has none). */
-  readonly contextNames: { readonly agent: string | null; readonly conversation: string | null };
+/**
+ * A session as a list hands it out: the fields of the list view (GraphQL AgentSessionSummary)
+ * and of its cursors, not the whole record, so a page reads no column it cannot show.
+ */
+export interface SessionSummaryRecord
+  extends Pick<
+    SessionRecord,
+    | 'id'
+    | 'name'
+    | 'key'
+    | 'description'
+    | 'isPublic'
+    | 'category'
+    | 'ownerUser'
+    | 'creationDate'
+    | 'lastUpdatedDate'
+    | 'agentContextId'
+    | 'conversationContextId'
+    | 'turnCount'
+    | 'lastTurnStatus'
+    | 'lastTurnDate'
+  > {
+  /**
+   * The DD-007 names of its contexts, read with the page when the list was asked for them
+   * (ListOptions.withContextNames), else absent; null when the context no longer exists
+   * (or the session has none).
+   */
+  readonly contextNames?: { readonly agent: string | null; readonly conversation: string | null };
 }
 
 export interface SessionPage extends Page<SessionSummaryRecord> {
@@ -109,6 +133,8 @@ export interface SessionPage extends Page<SessionSummaryRecord> {
 export interface ListOptions {
   /** The caller will want totalCount: it is counted alongside the page rather than after it. */
   readonly withTotalCount: boolean;
+  /** The caller will show context names: they are joined into the page (default: not read). */
+  readonly withContextNames?: boolean;
 }
 
 /** DD-003 reads: only what the caller may see (a session of another org reads exactly like a missing one). */

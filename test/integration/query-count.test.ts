@@ -122,13 +122,49 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
         expect(res.body.errors).toBeUndefined();
         const page = t.statements.find((sql) => /\bLIMIT 26\b/.test(sql));
         expect(page).toBeDefined();
-        const plan = (await t.gateway.db.dataSource.query(`EXPLAIN QUERY PLAN ${page}`, ['acme', 'user-2', 'user-2'])) as { detail: string }[];
+        const plan = (await t.gateway.db.dataSource.query(`EXPLAIN QUERY PLAN ${page}`, ['acme', 'user-2', 'acme', 'user-2'])) as { detail: string }[];
         const steps = plan.map((p) => p.detail).join(' | ');
         expect(steps).toMatch(/SEARCH s USING INDEX idx_sessions_org_(updated|created|name)/);
         expect(steps).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
       },
     );
   }
+
+  if (database === 'mysql') {
+    it("looks a member's participations up by (org, user) for the page and the count, not by scanning that index", async () => {
+      const token = t.token({ userId: 'user-2', roles: [] });
+      t.statements.length = 0;
+      const res = await t.gql(token, '{ agentSessions(first: 25) { totalCount edges { node { id } } } }');
+      expect(res.body.errors).toBeUndefined();
+      const list = t.statements.filter((sql) => /\bagent_sessions s\b/.test(sql));
+      expect(list).toHaveLength(2);
+      for (const sql of list) {
+        const plan = (await t.gateway.db.dataSource.query(`EXPLAIN ${sql}`, ['acme', 'user-2', 'acme', 'user-2'])) as { table: string; type: string }[];
+        expect(plan.find((step) => step.table === 'vp')?.type).toBe('ref');
+      }
+    });
+  }
+
+  it('joins the context names into the page only when they are selected, through fragments too', async () => {
+    const token = t.token({ userId: 'user-2', roles: [] });
+    const pageOf = async (query: string) => {
+      t.statements.length = 0;
+      const res = await t.gql<{ agentSessions: { edges: { node: { id: string; agentContextName?: string | null } }[] } }>(token, query);
+      expect(res.body.errors).toBeUndefined();
+      const statements = t.statements.filter((sql) => !/\b(turn_events|event_counters)\b/.test(sql));
+      return { nodes: res.body.data!.agentSessions.edges.map((e) => e.node), statements };
+    };
+    const plain = await pageOf('{ agentSessions(first: 25) { edges { node { id name } } } }');
+    expect(plain.statements).toHaveLength(1);
+    expect(plain.statements[0]).not.toMatch(/\bJOIN\b/i);
+    const named = await pageOf(
+      'query { agentSessions(first: 25) { edges { ...E } } } fragment E on AgentSessionSummaryEdge { node { id ... on AgentSessionSummary { agentContextName } } }',
+    );
+    expect(named.statements).toHaveLength(1);
+    expect(named.statements[0]).toMatch(/\bJOIN\b/i);
+    expect(named.nodes.map((n) => n.id)).toEqual(plain.nodes.map((n) => n.id));
+    for (const node of named.nodes) expect(node.agentContextName).toBeTruthy();
+  });
 
   it('counts only when totalCount is selected', async () => {
     const counts = (statements: string[]) => statements.filter((sql) => /COUNT\(/i.test(sql)).length;

@@ -33,6 +33,14 @@ describe('authenticate', () => {
     const token = issueToken({ userId: 'u', orgId: 'o' }, SECRET, 1);
     expect(() => authenticate(`Bearer ${token}`, SECRET, new Date(Date.now() + 5000))).toThrow('token expired');
   });
+
+  it('refuses a token it accepted before once that token expires, or under another secret', () => {
+    const token = issueToken({ userId: 'u', orgId: 'o' }, SECRET, 2);
+    expect(authenticate(`Bearer ${token}`, SECRET).caller.userId).toBe('u');
+    expect(authenticate(`Bearer ${token}`, SECRET).caller.userId).toBe('u');
+    expect(() => authenticate(`Bearer ${token}`, 'another-secret')).toThrow('invalid token');
+    expect(() => authenticate(`Bearer ${token}`, SECRET, new Date(Date.now() + 5000))).toThrow('token expired');
+  });
 });
 
 describe('loadConfig', () => {

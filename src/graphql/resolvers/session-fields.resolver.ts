@@ -14,51 +14,53 @@ import { AgentSessionTurnStatus } from '../types/enums';
 import { AgentSession, AgentSessionSummary } from '../types/session.type';
 import { AgentSessionTurn, AgentSessionTurnConnection } from '../types/turn.type';
 
+/** A session, or a list's summary of one: what the shared fields read, both have. */
+type SessionLike = SessionRecord | SessionSummaryRecord;
+
 /**
  * Fields that a session and its summary both resolve through the request's loaders
  * (DD-007 names, the last turn, participants). One definition serves both types. A list
- * reads the context names with its page (SessionSummaryRecord), so its names need no loader.
+ * reads the context names with its page when they are selected (SessionSummaryRecord), so
+ * its names need no loader (schema.ts answers them from the record).
  */
 function sharedSessionFields(type: ClassType) {
   @Resolver(() => type)
   class SharedSessionFields {
-    // Synchronous when the list read the names with its page: 2 promises less per summary.
+    // A summary that carries the names read with its page is answered before this runs (schema.ts).
     @FieldResolver(() => String, { nullable: true })
-    agentContextName(@Root() s: SessionRecord | SessionSummaryRecord, @Ctx() { loaders }: GraphQLContext): string | null | Promise<string | null> {
-      if ('contextNames' in s) return s.contextNames.agent;
+    agentContextName(@Root() s: SessionLike, @Ctx() { loaders }: GraphQLContext): Promise<string | null> {
       return loaders.agentContext.load(s.agentContextId).then((c) => c?.name ?? null);
     }
 
     @FieldResolver(() => String, { nullable: true })
     conversationContextName(
-      @Root() s: SessionRecord | SessionSummaryRecord,
+      @Root() s: SessionLike,
       @Ctx() { loaders }: GraphQLContext,
     ): string | null | Promise<string | null> {
-      if ('contextNames' in s) return s.contextNames.conversation;
       if (!s.conversationContextId) return null;
       return loaders.conversationContext.load(s.conversationContextId).then((c) => c?.name ?? null);
     }
 
     @FieldResolver(() => AgentContext, { nullable: true })
-    agentContext(@Root() s: SessionRecord, @Ctx() { loaders }: GraphQLContext): Promise<AgentContextRecord | null> {
+    agentContext(@Root() s: SessionLike, @Ctx() { loaders }: GraphQLContext): Promise<AgentContextRecord | null> {
       return loaders.agentContext.load(s.agentContextId);
     }
 
     @FieldResolver(() => ConversationContext, { nullable: true })
     async conversationContext(
-      @Root() s: SessionRecord,
+      @Root() s: SessionLike,
       @Ctx() { loaders }: GraphQLContext,
     ): Promise<ConversationContextRecord | null> {
       return s.conversationContextId ? loaders.conversationContext.load(s.conversationContextId) : null;
     }
 
     @FieldResolver(() => AgentSessionTurn, { nullable: true })
-    lastTurn(@Root() s: SessionRecord, @Ctx() { loaders }: GraphQLContext): Promise<TurnRecord | null> | null {
+    lastTurn(@Root() s: SessionLike, @Ctx() { loaders }: GraphQLContext): Promise<TurnRecord | null> | null {
       return s.turnCount === 0 ? null : loaders.lastTurn.load(s);
     }
 
     @FieldResolver(() => [EntityHeaderType], { description: 'Owner plus every user who created a turn in the session.' })
-    participants(@Root() s: SessionRecord, @Ctx() { loaders }: GraphQLContext): Promise<EntityHeader[]> {
+    participants(@Root() s: SessionLike, @Ctx() { loaders }: GraphQLContext): Promise<EntityHeader[]> {
       return loaders.participants.load(s.id);
     }
   }

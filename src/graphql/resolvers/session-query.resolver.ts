@@ -1,10 +1,11 @@
-import type { GraphQLResolveInfo } from 'graphql';
+import type { FieldNode, GraphQLResolveInfo } from 'graphql';
 import { Arg, Ctx, ID, Info, Int, Query, Resolver } from 'type-graphql';
 import type { SessionOrder } from '../../domain/session';
 import type { SessionRecord } from '../../domain/session';
+import type { ListOptions, SessionSummaryRecord } from '../../sessions/session-store.port';
 import { toConnection, type ConnectionSource } from '../connections';
 import type { GraphQLContext } from '../context';
-import { selectsField } from '../selection';
+import { selectsAny, selectsField } from '../selection';
 import { AgentSessionFilter } from '../inputs/session.input';
 import { AgentSessionOrder } from '../types/enums';
 import { AgentSession, AgentSessionSummaryConnection } from '../types/session.type';
@@ -24,13 +25,13 @@ export class SessionQueryResolver {
     @Arg('first', () => Int, { nullable: true, defaultValue: 25 }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
     @Info() info: GraphQLResolveInfo,
-  ): Promise<ConnectionSource<SessionRecord>> {
+  ): Promise<ConnectionSource<SessionSummaryRecord>> {
     const page = await services.sessions.listSessions(
       caller,
       filter ?? {},
       orderBy ?? 'LAST_UPDATED_DESC',
       { first: first ?? 25, after: after ?? null },
-      { withTotalCount: selectsField(info, 'totalCount') },
+      listOptions(info),
     );
     return toConnection(page, page.totalCount);
   }
@@ -44,13 +45,34 @@ export class SessionQueryResolver {
     @Arg('first', () => Int, { nullable: true, defaultValue: 25 }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
     @Info() info: GraphQLResolveInfo,
-  ): Promise<ConnectionSource<SessionRecord>> {
+  ): Promise<ConnectionSource<SessionSummaryRecord>> {
     const page = await services.sessions.listSessionsForUser(
       caller,
       userId,
       { first: first ?? 25, after: after ?? null },
-      { withTotalCount: selectsField(info, 'totalCount') },
+      listOptions(info),
     );
     return toConnection(page, page.totalCount);
   }
+}
+
+/**
+ * What the page should read besides the summaries, from what the operation selects. Apollo
+ * hands out the same parsed document for the same query text, so the answer is kept per
+ * field node (weakly: no longer than Apollo keeps the document) instead of walking the
+ * selection on every request. (A fragment's node can be merged with different siblings in
+ * two operations of one document; the options only decide what is read up front, and the
+ * count and the names are still read on demand, so that costs a statement, never an answer.)
+ */
+const optionsByField = new WeakMap<FieldNode, ListOptions>();
+function listOptions(info: GraphQLResolveInfo): ListOptions {
+  const key = info.fieldNodes[0];
+  const known = key && optionsByField.get(key);
+  if (known) return known;
+  const options: ListOptions = {
+    withTotalCount: selectsField(info, 'totalCount'),
+    withContextNames: selectsAny(info, ['edges', 'node'], ['agentContextName', 'conversationContextName']),
+  };
+  if (key) optionsByField.set(key, options);
+  return options;
 }
