@@ -146,7 +146,7 @@ async function load(makeClient: () => () => Promise<void>, seconds: number, erro
   );
 }
 
-/** SQL statements and transactions per execute, over COUNTED_EXECUTES sequential follow-ons of one session. */
+/** SQL calls (a multi-statement query is one: one round trip on MySQL) and transactions per execute, over COUNTED_EXECUTES sequential follow-ons of one session. */
 async function statementsPerExecute(g: Gateway): Promise<{ statements: number; transactions: number }> {
   const client = sessionClient(g);
   await client();
@@ -190,7 +190,7 @@ async function throughput(db: Database): Promise<ThroughputResult> {
     console.log(`   gateway execute -> OpenAI adapter -> stand-in                ${fmt(r.gateway)}`);
     console.log(
       `   gateway / stand-in alone: ${ratio.toFixed(2)}x req/s, p50 +${(r.gateway.p50Ms - r.alone.p50Ms).toFixed(1)} ms; ` +
-        `gateway CPU ${r.cpuMsPerExecute.toFixed(1)} ms per execute; ${sql.statements} SQL statements in ${sql.transactions} transactions per execute; ` +
+        `gateway CPU ${r.cpuMsPerExecute.toFixed(1)} ms per execute; ${sql.statements} SQL calls (round trips on MySQL) in ${sql.transactions} transactions per execute; ` +
         `${errors.length} errors${errors.length ? ` (${[...new Set(errors)].join(', ')})` : ''}`,
     );
     return r;

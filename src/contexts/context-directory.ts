@@ -64,15 +64,16 @@ export class ContextDirectory implements ContextCatalog {
 
   /**
    * Every execute resolves its contexts: one plain statement each, mapped by hand (the
-   * repository's find built and hydrated the query for more CPU than the database spent).
+   * repository's find built and hydrated the query for more CPU than the database spent),
+   * batched (Database.read) with the execute's other reads into one round trip.
    */
   async agentContextsByIds(orgId: string, ids: readonly string[]): Promise<AgentContextRecord[]> {
     if (ids.length === 0) return [];
-    const rows = (await this.db.dataSource.query(
+    const rows = await this.db.read<RawAgentContext>(
       `SELECT id, org_id, name, description, vector_collection, default_model FROM agent_contexts
         WHERE org_id = ? AND id IN (${ids.map(() => '?').join(', ')})`,
       [orgId, ...ids],
-    )) as RawAgentContext[];
+    );
     return rows.map((r) => ({
       id: r.id,
       orgId: r.org_id,
@@ -85,11 +86,11 @@ export class ContextDirectory implements ContextCatalog {
 
   async conversationContextsByIds(orgId: string, ids: readonly string[]): Promise<ConversationContextRecord[]> {
     if (ids.length === 0) return [];
-    const rows = (await this.db.dataSource.query(
+    const rows = await this.db.read<RawConversationContext>(
       `SELECT id, org_id, name, description, system_prompt, model, temperature, tools FROM conversation_contexts
         WHERE org_id = ? AND id IN (${ids.map(() => '?').join(', ')})`,
       [orgId, ...ids],
-    )) as RawConversationContext[];
+    );
     return rows.map((r) => ({
       id: r.id,
       orgId: r.org_id,

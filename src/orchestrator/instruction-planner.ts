@@ -111,6 +111,12 @@ interface SessionState {
   readonly history: readonly ChainTurn[];
 }
 
+/** The session as read, before the checks: null when the caller cannot see it. */
+interface UncheckedSession {
+  readonly session: SessionRecord | null;
+  readonly history: readonly ChainTurn[];
+}
+
 /**
  * The orchestrator's steps before a turn exists (DD-001 / spec 001): resolve contexts and
  * session, decide the provider chain, analyse active files, retrieve, and package the call.
@@ -121,8 +127,13 @@ export class InstructionPlanner {
   constructor(private readonly deps: PlannerDeps) {}
 
   async plan(req: InstructionRequest): Promise<PlannedInstruction> {
-    const contexts = await this.resolveContexts(req);
-    const existing = req.sessionId ? await this.loadSession(req, contexts) : null;
+    // The contexts, the session and its history are read at once: with nothing between them,
+    // the store can send them together (on MySQL one round trip, see Database.read).
+    const [contexts, loaded] = await Promise.all([
+      this.resolveContexts(req),
+      req.sessionId ? this.readSession(req, req.sessionId) : null,
+    ]);
+    const existing = loaded ? this.checkSession(loaded, contexts) : null;
     const history = existing?.history ?? [];
     if (req.followsTurnId) checkFollowsTurn(history, existing?.session.id ?? '', req.followsTurnId);
     const chain = decideChain(history, this.deps.now());
@@ -226,16 +237,32 @@ export class InstructionPlanner {
 
   private async resolveContexts(req: InstructionRequest): Promise<Contexts> {
     const { contexts } = this.deps;
-    const [agent] = await contexts.agentContextsByIds(req.caller.orgId, [req.agentContextId]);
+    const [[agent], conversations] = await Promise.all([
+      contexts.agentContextsByIds(req.caller.orgId, [req.agentContextId]),
+      req.conversationContextId ? contexts.conversationContextsByIds(req.caller.orgId, [req.conversationContextId]) : null,
+    ]);
     if (!agent) throw notFound('agent context');
-    if (!req.conversationContextId) return { agent, conversation: null };
-    const [conversation] = await contexts.conversationContextsByIds(req.caller.orgId, [req.conversationContextId]);
+    if (!conversations) return { agent, conversation: null };
+    const [conversation] = conversations;
     if (!conversation) throw notFound('conversation context');
     return { agent, conversation };
   }
 
-  private async loadSession(req: InstructionRequest, contexts: Contexts): Promise<SessionState> {
-    const session = await this.deps.sessions.getSession(req.caller, req.sessionId as string);
+  /** The session and its recent turns, side by side: the history read needs nothing from the session row. */
+  private async readSession(req: InstructionRequest, sessionId: string): Promise<UncheckedSession> {
+    const [session, history] = await Promise.all([
+      this.deps.sessions.getSession(req.caller, sessionId),
+      this.deps.history.chainTurns(req.caller, sessionId, HISTORY_WINDOW),
+    ]);
+    return { session, history };
+  }
+
+  /**
+   * The session must be visible and belong to the request's contexts; its history is what the
+   * session row counts (a turn added in between is not part of the plan). The turns were read
+   * for the caller's org only, and are dropped with the session if the caller may not see it.
+   */
+  private checkSession({ session, history }: UncheckedSession, contexts: Contexts): SessionState {
     if (!session) throw notFound('session');
     if (session.agentContextId !== contexts.agent.id) {
       throw badInput(`the session runs in agent context ${session.agentContextId}`, { field: 'agentContextId' });
@@ -248,7 +275,7 @@ export class InstructionPlanner {
     if (session.lastTurnStatus === 'PENDING') {
       throw new DomainError('SESSION_BUSY', 'the session is still working on its last turn', { sessionId: session.id });
     }
-    return { session, history: await this.deps.history.chainTurns(req.caller, session, HISTORY_WINDOW) };
+    return { session, history: history.filter((t) => t.sequenceNumber <= session.turnCount) };
   }
 
   /** The turns of the planned history, whole (a turn added since is not part of it). */

@@ -4,7 +4,7 @@ import type { Caller } from '../domain/caller';
 import { conflict, forbidden, notFound } from '../domain/errors';
 import { answerClientCalls, takePendingOutputs } from '../domain/tool-calls';
 import { matchToolResults, toolOutputText } from '../domain/tool-results';
-import type { TurnRecord } from '../domain/turn';
+import type { NewTurn, TurnRecord } from '../domain/turn';
 import type { TurnOutputSink } from '../events/turn-output.port';
 import type { IdempotencyKeyStore } from '../idempotency/idempotency.port';
 import type { LlmToolOutput } from '../llm/llm.port';
@@ -138,26 +138,25 @@ export class Orchestrator {
     const plan = await this.planner.plan(req);
     const turnId = randomUUID();
     const instructionUrl = await this.storeInputs(req, plan, turnId);
-    if (plan.newSession) await this.deps.sessions.createSession(req.caller, plan.newSession);
-    const turn = await this.deps.sessions.addTurn(
-      req.caller,
-      plan.sessionId,
-      {
-        id: turnId,
-        instructionSummary: req.instruction,
-        mode: plan.mode,
-        conversationId: plan.conversationId ?? turnId,
-        openAIModel: plan.model,
-        previousOpenAIResponseId: plan.previousResponseId,
-        fullInstructionUrl: instructionUrl,
-        chunkRefs: plan.chunkRefs,
-        activeFileRefs: plan.activeFileRefs,
-        warnings: plan.warnings,
-        openAIChainRestartReason: plan.openAIChainRestartReason,
-        requestMetadata: plan.requestMetadata,
-      },
-      { rejectIfBusy: true, lease: { owner: this.deps.instanceId, expiresAt: this.inFlight.leaseUntil() } },
-    );
+    const first: NewTurn = {
+      id: turnId,
+      instructionSummary: req.instruction,
+      mode: plan.mode,
+      conversationId: plan.conversationId ?? turnId,
+      openAIModel: plan.model,
+      previousOpenAIResponseId: plan.previousResponseId,
+      fullInstructionUrl: instructionUrl,
+      chunkRefs: plan.chunkRefs,
+      activeFileRefs: plan.activeFileRefs,
+      warnings: plan.warnings,
+      openAIChainRestartReason: plan.openAIChainRestartReason,
+      requestMetadata: plan.requestMetadata,
+    };
+    const options = { rejectIfBusy: true, lease: { owner: this.deps.instanceId, expiresAt: this.inFlight.leaseUntil() } };
+    // A new session and its first turn are one change: nothing to read back, one round trip on MySQL.
+    const turn = plan.newSession
+      ? await this.deps.sessions.startSession(req.caller, plan.newSession, first, options)
+      : await this.deps.sessions.addTurn(req.caller, plan.sessionId, first, options);
     const outcome = this.runner.run({
       caller: req.caller,
       requestId,

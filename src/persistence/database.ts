@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import { DataSource, type EntityManager, type EntitySchema, type Logger as OrmLogger, type QueryRunner } from 'typeorm';
 import type { Logger } from '../logger';
-import { isDeadlock, typedStoreError } from './db-errors';
+import { isDeadlock, StoreUnavailableError, typedStoreError } from './db-errors';
 import { dialectOf, type Dialect } from './dialect';
 import { migrations } from './migrations';
 import { MysqlStoreGuard } from './mysql-store-guard';
@@ -96,6 +96,13 @@ export interface Database<E extends EntitySchemas = EntitySchemas> {
    * transaction is two round trips. Committed when `work` returns, if `commitWith` did not.
    */
   sqlTransaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T>;
+  /**
+   * One plain read outside any transaction (see `Sql` for binding and rows). On MySQL the
+   * reads asked for together (side by side, as one request's Promise.all does) go to the
+   * server as one multi-statement query on one pooled connection: one round trip and one
+   * connection checkout instead of one each. Each is still its own autocommit statement.
+   */
+  read<R>(sql: string, params?: readonly SqlValue[]): Promise<R[]>;
   /** Readiness: throws StoreUnavailableError unless the database answers (MySQL: within the connect timeout). */
   ping(): Promise<void>;
   /** The pool's use now (metrics). */
@@ -175,6 +182,7 @@ export async function openDatabase<E extends EntitySchemas>(
     guard.attach((dataSource.driver as unknown as { pool: Parameters<MysqlStoreGuard['attach']>[0] }).pool);
   }
   typeStoreErrors(dataSource, options.observeStatement ?? ((_sql, run) => run()));
+  const reads = dialect === 'sqlite' ? null : new ReadBatcher(dataSource);
   let queue: Promise<unknown> = Promise.resolve();
   const transaction = <T>(work: (em: EntityManager) => Promise<T>): Promise<T> => {
     if (dialect === 'sqlite') {
@@ -195,6 +203,10 @@ export async function openDatabase<E extends EntitySchemas>(
       // A transaction's manager always has its query runner.
       if (dialect === 'sqlite') return transaction((em) => work(sqliteTransaction(em.queryRunner as QueryRunner)));
       return retryDeadlocks(() => mysqlTransaction(dataSource.createQueryRunner('master'), work));
+    },
+    async read<R>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
+      if (reads) return (await reads.read(sql, params)) as R[];
+      return (await dataSource.query(sql, bindSqlite(params))) as R[];
     },
     async ping() {
       if (guard) await guard.ping();
@@ -292,6 +304,64 @@ async function mysqlTransaction<T>(runner: QueryRunner, work: (tx: SqlTransactio
     throw e;
   } finally {
     await runner.release();
+  }
+}
+
+/** Statements of one multi-statement read at most: the query text stays small, one slow batch delays few. */
+const MAX_BATCH = 32;
+
+interface PendingRead {
+  readonly statement: Statement;
+  resolve(rows: unknown[]): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Database.read on MySQL: collects the reads asked for before the current tick ends and
+ * sends them as one multi-statement query (the pool allows them; every value is bound
+ * through placeholders). The tick, not the event-loop turn: reads from other requests seldom
+ * join, so the batch's statement observer (its trace span) stays in the asking request's
+ * trace. When a batch fails with anything but an unreachable store, its reads run again one
+ * by one, so each caller gets its own statement's answer or error, not a neighbour's.
+ */
+class ReadBatcher {
+  private pending: PendingRead[] = [];
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  read(sql: string, params: readonly SqlValue[]): Promise<unknown[]> {
+    return new Promise((resolve, reject) => {
+      // Runs once the pending microtasks have: the reads started side by side (a Promise.all) join.
+      if (this.pending.length === 0) process.nextTick(() => this.flush());
+      this.pending.push({ statement: { sql, params }, resolve, reject });
+    });
+  }
+
+  private flush(): void {
+    const all = this.pending;
+    this.pending = [];
+    for (let i = 0; i < all.length; i += MAX_BATCH) void this.send(all.slice(i, i + MAX_BATCH));
+  }
+
+  private async send(batch: readonly PendingRead[]): Promise<void> {
+    const [only] = batch;
+    if (batch.length === 1 && only) {
+      await this.dataSource.query(only.statement.sql, [...only.statement.params]).then(only.resolve, only.reject);
+      return;
+    }
+    let raw: unknown;
+    try {
+      raw = await this.dataSource.query(
+        batch.map((r) => r.statement.sql).join(';\n'),
+        batch.flatMap((r) => r.statement.params),
+      );
+    } catch (e) {
+      if (e instanceof StoreUnavailableError) for (const r of batch) r.reject(e);
+      else for (const r of batch) void this.send([r]);
+      return;
+    }
+    const results = raw as unknown[][];
+    batch.forEach((r, i) => r.resolve(results[i] ?? []));
   }
 }
 

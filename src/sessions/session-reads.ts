@@ -5,7 +5,7 @@ import type { PageRequest } from '../domain/pagination';
 import type { SessionFilter, SessionOrder, SessionRecord } from '../domain/session';
 import type { TurnRecord } from '../domain/turn';
 import { LIMITS, optionalText } from '../domain/validation';
-import type { Database } from '../persistence/database';
+import type { Database, SqlValue } from '../persistence/database';
 import { SESSION_COLUMNS, sessionRowOf, toSessionRecord, toTurnRecord, type RawSessionRow } from './records';
 import { SessionList } from './session-list';
 import { applyVisibility, visibility, type Condition } from './session-query';
@@ -22,15 +22,16 @@ export class SessionReads implements SessionReader {
 
   /**
    * Every execute reads its session: one plain statement with the visibility rule, mapped by
-   * hand (the query builder and entity hydration cost more CPU than the database spent).
+   * hand (the query builder and entity hydration cost more CPU than the database spent); a
+   * batched read (Database.read), so it shares its round trip with the execute's other reads.
    */
   async getSession(caller: Caller, id: string): Promise<SessionRecord | null> {
-    const params: unknown[] = [id];
+    const params: SqlValue[] = [id];
     const where = visibility(caller, isAdmin(caller)).map((c) => positional(c, params));
-    const rows = (await this.db.dataSource.query(
+    const rows = await this.db.read<RawSessionRow>(
       `SELECT ${SESSION_COLUMNS} FROM agent_sessions s WHERE s.id = ? AND ${where.join(' AND ')}`,
       params,
-    )) as RawSessionRow[];
+    );
     const row = rows[0];
     return row ? toSessionRecord(sessionRowOf(row)) : null;
   }
@@ -90,9 +91,10 @@ function checkFilter(filter: SessionFilter): void {
 }
 
 /** A condition's named parameters (`:name`) as positional ones, appended to `params` in order. */
-function positional(condition: Condition, params: unknown[]): string {
+function positional(condition: Condition, params: SqlValue[]): string {
   return condition.sql.replace(/:(\w+)/g, (_m, name: string) => {
-    params.push(condition.params[name]);
+    // The visibility rule binds ids and flags only.
+    params.push(condition.params[name] as SqlValue);
     return '?';
   });
 }

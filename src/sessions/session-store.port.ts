@@ -45,6 +45,8 @@ export interface TurnStore {
   createSession(caller: Caller, input: NewSession): Promise<SessionRecord>;
   /** DD-002A: a new PENDING turn with the next sequence number; the author becomes a participant. */
   addTurn(caller: Caller, sessionId: string, input: NewTurn, options?: AddTurnOptions): Promise<TurnRecord>;
+  /** createSession and addTurn of its first turn, as one change: both are stored, or neither. */
+  startSession(caller: Caller, session: NewSession, first: NewTurn, options?: AddTurnOptions): Promise<TurnRecord>;
   /** DD-002B. */
   completeTurn(scope: OrgScope, sessionId: string, turnId: string, completion: TurnCompletion): Promise<TurnRecord>;
   /** DD-002C. */
@@ -79,8 +81,8 @@ export interface TurnStore {
  * JSON documents cost most of a full read, and the planner needs them only to preload a new chain).
  */
 export interface ChainHistoryReader {
-  /** The session's last `limit` turns (any status), oldest first. */
-  chainTurns(scope: OrgScope, session: Pick<SessionRecord, 'id' | 'turnCount'>, limit: number): Promise<ChainTurn[]>;
+  /** The session's newest `limit` turns (any status), oldest first; it may include one added after the session was read. */
+  chainTurns(scope: OrgScope, sessionId: string, limit: number): Promise<ChainTurn[]>;
 }
 
 /** Port: leases of running turns, so nothing is lost when an instance dies. */

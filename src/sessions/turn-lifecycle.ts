@@ -116,14 +116,33 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
       assertAcceptsTurn(session, options);
       const now = this.deps.now();
       const turn = openTurn(checked, { id: input.id ?? this.deps.newId(), session, author: userHeader(caller), now });
-      const writes: Statement[] = [
-        { sql: INSERT_TURN, params: [...turnOrigin(turn), ...turnValues(turn, options.lease ?? NO_LEASE)] },
-        ...indexTurnRefs(turn, turn),
-        { sql: ADD_TURN_TO_SESSION, params: [turn.sequenceNumber, now, now, session.id, session.orgId] },
+      const writes = [
+        ...this.turnWrites(turn, now, options),
         ...(session.callerIsParticipant ? [] : [locks.addParticipant(session, userHeader(caller), now)]),
       ];
       return { turn, event: await this.commitWithEvent(tx, writes, turn, null) };
     });
+    this.deps.events.turnStatusChanged(event);
+    return turn;
+  }
+
+  /**
+   * A new session and its first turn in one transaction, with nothing to read first: the
+   * session row is inserted here, so its state (no turns, the caller its owner and only
+   * participant) is known. On MySQL one round trip.
+   */
+  async startSession(caller: Caller, input: NewSession, first: NewTurn, options: AddTurnOptions = {}): Promise<TurnRecord> {
+    const checked = checkNewTurn(first);
+    const now = this.deps.now();
+    const session = openSession(caller, input, { id: input.id ?? this.deps.newId(), now });
+    const row = toSessionRow(session);
+    const turn = openTurn(checked, { id: first.id ?? this.deps.newId(), session: row, author: userHeader(caller), now });
+    const writes = [
+      { sql: INSERT_SESSION, params: sessionValues(row) },
+      this.deps.locks.addParticipant(row, userHeader(caller), now),
+      ...this.turnWrites(turn, now, options),
+    ];
+    const event = await this.deps.db.sqlTransaction((tx) => this.commitWithEvent(tx, writes, turn, null));
     this.deps.events.turnStatusChanged(event);
     return turn;
   }
@@ -261,6 +280,15 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
       await tx.commitWith([{ sql: DELETE_SESSION, params: [true, this.deps.now(), session.id, session.orgId] }]);
     });
     return true;
+  }
+
+  /** A new PENDING turn's rows: the turn, its provenance index, and its session's counters. */
+  private turnWrites(turn: TurnRecord, now: Date, options: AddTurnOptions): Statement[] {
+    return [
+      { sql: INSERT_TURN, params: [...turnOrigin(turn), ...turnValues(turn, options.lease ?? NO_LEASE)] },
+      ...indexTurnRefs(turn, turn),
+      { sql: ADD_TURN_TO_SESSION, params: [turn.sequenceNumber, now, now, turn.sessionId, turn.orgId] },
+    ];
   }
 
   /**

@@ -67,6 +67,27 @@ export function turnStoreContract(open: TurnStoreFactory): void {
     expect(await turns.getTurn(alice, session.id, turn.id)).toMatchObject({ id: turn.id, status: 'PENDING' });
   });
 
+  it('starts a session with its first turn as one change: the owner takes part, the turn is number 1, one PENDING event', async () => {
+    const id = `started-${Math.random().toString(36).slice(2)}`;
+    const turn = await turns.startSession(alice, { id, name: 'Started', agentContextId: 'ac-1' }, { instructionSummary: 'first' }, { rejectIfBusy: true });
+    expect(turn).toMatchObject({ sessionId: id, sequenceNumber: 1, status: 'PENDING' });
+    expect(await turns.getSession(alice, id)).toMatchObject({ ownerUser: { id: 'alice' }, turnCount: 1, lastTurnStatus: 'PENDING' });
+    expect(await turns.getSession(bob, id)).toBeNull();
+    expect(eventsOf(id).map((e) => [e.turnId, e.previousStatus, e.status])).toEqual([[turn.id, null, 'PENDING']]);
+    // The owner is a participant already: the next turn adds no second participant row.
+    await turns.completeTurn(alice, id, turn.id, completion());
+    expect(await turns.addTurn(alice, id, { instructionSummary: 'second' })).toMatchObject({ sequenceNumber: 2 });
+  });
+
+  it('stores neither the session nor the turn when the first turn is refused', async () => {
+    const id = `refused-${Math.random().toString(36).slice(2)}`;
+    await expect(turns.startSession(alice, { id, name: 'Refused', agentContextId: 'ac-1' }, { instructionSummary: 'x', mode: '' })).rejects.toMatchObject({
+      code: 'BAD_USER_INPUT',
+    });
+    expect(await turns.getSession(alice, id)).toBeNull();
+    expect(eventsOf(id)).toEqual([]);
+  });
+
   it('completes a turn once; a second complete or fail is CONFLICT and changes nothing', async () => {
     const session = await newSession();
     const turn = await turns.addTurn(alice, session.id, { instructionSummary: 'q' });

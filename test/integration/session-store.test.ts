@@ -137,7 +137,7 @@ function storeSuite(open: TestDatabaseFactory): void {
     }
     const session = (await store.reads.getSession(alice, s.id))!;
     t.statements.length = 0;
-    const slim = await store.batch.chainTurns(alice, session, 3);
+    const slim = await store.batch.chainTurns(alice, session.id, 3);
     expect(t.statements).toHaveLength(1);
     const whole = await store.lifecycle.recentTurns(alice, session, 3);
     expect(whole.map((x) => x.sequenceNumber)).toEqual([2, 3, 4]);

@@ -72,8 +72,13 @@ export class InMemoryTurnStore implements TurnStore, TurnLeases, ChainHistoryRea
       .sort((a, b) => a.sequenceNumber - b.sequenceNumber);
   }
 
-  chainTurns(scope: OrgScope, session: Pick<SessionRecord, 'id' | 'turnCount'>, limit: number): Promise<ChainTurn[]> {
-    return this.recentTurns(scope, session, limit);
+  async chainTurns(scope: OrgScope, sessionId: string, limit: number): Promise<ChainTurn[]> {
+    this.reachable();
+    return [...this.turns.values()]
+      .map((t) => t.turn)
+      .filter((t) => t.orgId === scope.orgId && t.sessionId === sessionId)
+      .sort((a, b) => a.sequenceNumber - b.sequenceNumber)
+      .slice(-limit);
   }
 
   async createSession(caller: Caller, input: NewSession): Promise<SessionRecord> {
@@ -82,6 +87,13 @@ export class InMemoryTurnStore implements TurnStore, TurnLeases, ChainHistoryRea
     this.sessions.set(session.id, session);
     this.participants.set(session.id, new Set([caller.userId]));
     return session;
+  }
+
+  /** Both or neither: the turn is checked before the session exists, and nothing else can fail between them. */
+  async startSession(caller: Caller, input: NewSession, first: NewTurn, options: AddTurnOptions = {}): Promise<TurnRecord> {
+    checkNewTurn(first);
+    const session = await this.createSession(caller, input);
+    return this.addTurn(caller, session.id, first, options);
   }
 
   async addTurn(caller: Caller, sessionId: string, input: NewTurn, options: AddTurnOptions = {}): Promise<TurnRecord> {
