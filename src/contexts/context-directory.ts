@@ -68,12 +68,7 @@ export class ContextDirectory implements ContextCatalog {
    * batched (Database.read) with the execute's other reads into one round trip.
    */
   async agentContextsByIds(orgId: string, ids: readonly string[]): Promise<AgentContextRecord[]> {
-    if (ids.length === 0) return [];
-    const rows = await this.db.read<RawAgentContext>(
-      `SELECT id, org_id, name, description, vector_collection, default_model FROM agent_contexts
-        WHERE org_id = ? AND id IN (${ids.map(() => '?').join(', ')})`,
-      [orgId, ...ids],
-    );
+    const rows = await this.byIds<RawAgentContext>('agent_contexts', 'id, org_id, name, description, vector_collection, default_model', orgId, ids);
     return rows.map((r) => ({
       id: r.id,
       orgId: r.org_id,
@@ -85,11 +80,11 @@ export class ContextDirectory implements ContextCatalog {
   }
 
   async conversationContextsByIds(orgId: string, ids: readonly string[]): Promise<ConversationContextRecord[]> {
-    if (ids.length === 0) return [];
-    const rows = await this.db.read<RawConversationContext>(
-      `SELECT id, org_id, name, description, system_prompt, model, temperature, tools FROM conversation_contexts
-        WHERE org_id = ? AND id IN (${ids.map(() => '?').join(', ')})`,
-      [orgId, ...ids],
+    const rows = await this.byIds<RawConversationContext>(
+      'conversation_contexts',
+      'id, org_id, name, description, system_prompt, model, temperature, tools',
+      orgId,
+      ids,
     );
     return rows.map((r) => ({
       id: r.id,
@@ -103,6 +98,12 @@ export class ContextDirectory implements ContextCatalog {
       // The tools column as persistence/columns.ts jsonColumn stores it: null or empty is none.
       tools: r.tools === null || r.tools === '' ? [] : (JSON.parse(r.tools) as ToolDefinitionDoc[]),
     }));
+  }
+
+  /** One org's rows of a context table by id, as the driver hands them out. */
+  private byIds<R>(table: 'agent_contexts' | 'conversation_contexts', columns: string, orgId: string, ids: readonly string[]): Promise<R[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.db.read<R>(`SELECT ${columns} FROM ${table} WHERE org_id = ? AND id IN (${ids.map(() => '?').join(', ')})`, [orgId, ...ids]);
   }
 
   /** Admin only. With an id it updates that context of the caller's org; without, it creates one. */
