@@ -12,5 +12,8 @@ export function jsonOf<T>(raw: string | null, empty: T): T {
   return raw === null || raw === '' ? empty : (JSON.parse(raw) as T);
 }
 
+/** Flag columns: 0/1 (a number, or its text) from both drivers. */
+export const booleanOf = (value: number | boolean | string): boolean => Boolean(Number(value));
+
 /** mysql2 may hand numbers of DOUBLE/BIGINT columns back as strings. */
 export const nullableNumberOf = (value: number | string | null): number | null => (value === null ? null : Number(value));

@@ -4,7 +4,7 @@ import { NO_REQUEST_METADATA } from '../domain/request-metadata';
 import type { TurnRecord } from '../domain/turn';
 import type { TurnStatus } from '../domain/turn-status';
 import type { SqlValue, Statement } from '../persistence/database';
-import { dateOf, nullableDateOf, nullableNumberOf } from './raw-values';
+import { booleanOf, dateOf, nullableDateOf, nullableNumberOf } from './raw-values';
 import type { SessionRow, TurnRow } from './session.entities';
 
 export function toSessionRecord(row: SessionRow): SessionRecord {
@@ -175,8 +175,6 @@ export interface RawSessionRow {
   readonly s_estimated_cost_usd: NumberValue | null;
   readonly s_usage_estimated: BooleanValue;
 }
-
-const booleanOf = (value: BooleanValue): boolean => Boolean(Number(value));
 
 export function sessionRowOf(raw: RawSessionRow): SessionRow {
   return {

@@ -3,8 +3,8 @@ import { assertPageSize, type PageRequest } from '../domain/pagination';
 import type { SessionFilter, SessionOrder } from '../domain/session';
 import type { TurnStatus } from '../domain/turn-status';
 import type { Database } from '../persistence/database';
-import { dateOf } from './raw-values';
-import { afterCursor, cursorOf, filterConditions, orderBy, type Condition } from './session-query';
+import { booleanOf, dateOf } from './raw-values';
+import { afterCursor, cursorOf, filterConditions, orderBy, paramsOf, whereOf, type Condition } from './session-query';
 import type { ListOptions, SessionPage, SessionSummaryRecord } from './session-store.port';
 import type { SessionEntities } from './session.entities';
 
@@ -62,12 +62,12 @@ export class SessionList {
     const names = options.withContextNames === true;
     const rowsRead = this.query<SummaryRow | NamedSummaryRow>(
       `SELECT ${COLUMNS}${names ? NAME_COLUMNS : ''} FROM agent_sessions s${names ? NAME_JOINS : ''} ` +
-        `WHERE ${where(paged)} ORDER BY ${orderBy(order)} LIMIT ${first + 1}`,
+        `WHERE ${whereOf(paged)} ORDER BY ${orderBy(order)} LIMIT ${first + 1}`,
       paged,
     );
     let counted: Promise<number> | null = null;
     const count = () =>
-      (counted ??= this.query<{ total: number | string }>(`SELECT COUNT(*) AS total FROM agent_sessions s WHERE ${where(filtered)}`, filtered).then(
+      (counted ??= this.query<{ total: number | string }>(`SELECT COUNT(*) AS total FROM agent_sessions s WHERE ${whereOf(filtered)}`, filtered).then(
         (rows) => Number(rows[0]?.total ?? 0),
       ));
     // Both statements at once when the count is wanted anyway: one round trip of waiting, not two.
@@ -83,13 +83,11 @@ export class SessionList {
   }
 
   private query<T>(sql: string, conditions: readonly Condition[]): Promise<T[]> {
-    const named = Object.assign({}, ...conditions.map((c) => c.params)) as Record<string, unknown>;
-    const [text, params] = this.db.dataSource.driver.escapeQueryWithParameters(sql, named);
+    const [text, params] = this.db.dataSource.driver.escapeQueryWithParameters(sql, paramsOf(conditions));
     return this.db.dataSource.query(text, params) as Promise<T[]>;
   }
 }
 
-const where = (conditions: readonly Condition[]): string => conditions.map((c) => c.sql).join(' AND ');
 
 function toSummary(row: SummaryRow | NamedSummaryRow, names: boolean): SessionSummaryRecord {
   const summary: SessionSummaryRecord = {
@@ -97,7 +95,7 @@ function toSummary(row: SummaryRow | NamedSummaryRow, names: boolean): SessionSu
     name: row.name,
     key: row.session_key,
     description: row.description,
-    isPublic: Boolean(row.is_public),
+    isPublic: booleanOf(row.is_public),
     category: row.category,
     ownerUser: { id: row.owner_user_id, text: row.owner_user_name },
     creationDate: dateOf(row.creation_date),

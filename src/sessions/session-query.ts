@@ -39,6 +39,13 @@ export function visibility(caller: Caller, includeDeleted: boolean): Condition[]
   return conditions;
 }
 
+/** Conditions as one WHERE clause (joined with AND). */
+export const whereOf = (conditions: readonly Condition[]): string => conditions.map((c) => c.sql).join(' AND ');
+
+/** The conditions' named parameters in one object, for the driver's escapeQueryWithParameters. */
+export const paramsOf = (conditions: readonly Condition[]): Record<string, unknown> =>
+  Object.assign({}, ...conditions.map((c) => c.params)) as Record<string, unknown>;
+
 export function applyVisibility<T extends ObjectLiteral>(qb: SelectQueryBuilder<T>, caller: Caller, includeDeleted: boolean): void {
   for (const c of visibility(caller, includeDeleted)) qb.andWhere(c.sql, c.params);
 }

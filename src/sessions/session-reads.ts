@@ -8,7 +8,7 @@ import { LIMITS, optionalText } from '../domain/validation';
 import type { Database, SqlValue } from '../persistence/database';
 import { SESSION_COLUMNS, sessionRowOf, toSessionRecord, toTurnRecord, type RawSessionRow } from './records';
 import { SessionList } from './session-list';
-import { applyVisibility, visibility, type Condition } from './session-query';
+import { applyVisibility, paramsOf, visibility, whereOf } from './session-query';
 import type { ListOptions, SessionPage, SessionReader } from './session-store.port';
 import type { SessionEntities, SessionRow } from './session.entities';
 
@@ -26,12 +26,12 @@ export class SessionReads implements SessionReader {
    * batched read (Database.read), so it shares its round trip with the execute's other reads.
    */
   async getSession(caller: Caller, id: string): Promise<SessionRecord | null> {
-    const params: SqlValue[] = [id];
-    const where = visibility(caller, isAdmin(caller)).map((c) => positional(c, params));
-    const rows = await this.db.read<RawSessionRow>(
-      `SELECT ${SESSION_COLUMNS} FROM agent_sessions s WHERE s.id = ? AND ${where.join(' AND ')}`,
-      params,
+    const conditions = [{ sql: 's.id = :sessionId', params: { sessionId: id } }, ...visibility(caller, isAdmin(caller))];
+    const [text, params] = this.db.dataSource.driver.escapeQueryWithParameters(
+      `SELECT ${SESSION_COLUMNS} FROM agent_sessions s WHERE ${whereOf(conditions)}`,
+      paramsOf(conditions),
     );
+    const rows = await this.db.read<RawSessionRow>(text, params as SqlValue[]);
     const row = rows[0];
     return row ? toSessionRecord(sessionRowOf(row)) : null;
   }
@@ -88,13 +88,4 @@ function checkFilter(filter: SessionFilter): void {
   optionalText('workspaceId', filter.workspaceId, LIMITS.shortText);
   optionalText('repo', filter.repo, LIMITS.shortText);
   optionalText('search', filter.search, LIMITS.search);
-}
-
-/** A condition's named parameters (`:name`) as positional ones, appended to `params` in order. */
-function positional(condition: Condition, params: SqlValue[]): string {
-  return condition.sql.replace(/:(\w+)/g, (_m, name: string) => {
-    // The visibility rule binds ids and flags only.
-    params.push(condition.params[name] as SqlValue);
-    return '?';
-  });
 }

@@ -51,7 +51,7 @@ import {
 } from './records';
 import type { SessionLocks } from './session-locks';
 import type { AddTurnOptions, SessionBatchReader, SessionCommands, SessionReader, TurnStore } from './session-store.port';
-import type { SessionEntities, TurnRow } from './session.entities';
+import type { SessionEntities, SessionRow, TurnRow } from './session.entities';
 import { indexTurnRefs } from './turn-provenance';
 
 const ADD_TURN_TO_SESSION = `UPDATE agent_sessions SET turn_count = ?, last_turn_status = 'PENDING', last_turn_date = ?, last_updated_date = ?
@@ -100,11 +100,7 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
 
   async createSession(caller: Caller, input: NewSession): Promise<SessionRecord> {
     const session = openSession(caller, input, { id: input.id ?? this.deps.newId(), now: this.deps.now() });
-    const row = toSessionRow(session);
-    const { db } = this.deps;
-    await db.sqlTransaction((tx) =>
-      tx.commitWith([{ sql: INSERT_SESSION, params: sessionValues(row) }, this.deps.locks.addParticipant(row, userHeader(caller), session.creationDate)]),
-    );
+    await this.deps.db.sqlTransaction((tx) => tx.commitWith(this.sessionWrites(caller, toSessionRow(session))));
     return session;
   }
 
@@ -137,11 +133,7 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
     const session = openSession(caller, input, { id: input.id ?? this.deps.newId(), now });
     const row = toSessionRow(session);
     const turn = openTurn(checked, { id: first.id ?? this.deps.newId(), session: row, author: userHeader(caller), now });
-    const writes = [
-      { sql: INSERT_SESSION, params: sessionValues(row) },
-      this.deps.locks.addParticipant(row, userHeader(caller), now),
-      ...this.turnWrites(turn, now, options),
-    ];
+    const writes = [...this.sessionWrites(caller, row), ...this.turnWrites(turn, now, options)];
     const event = await this.deps.db.sqlTransaction((tx) => this.commitWithEvent(tx, writes, turn, null));
     this.deps.events.turnStatusChanged(event);
     return turn;
@@ -280,6 +272,11 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
       await tx.commitWith([{ sql: DELETE_SESSION, params: [true, this.deps.now(), session.id, session.orgId] }]);
     });
     return true;
+  }
+
+  /** A new session's rows: the session, and its owner as its first participant. */
+  private sessionWrites(owner: Caller, row: SessionRow): Statement[] {
+    return [{ sql: INSERT_SESSION, params: sessionValues(row) }, this.deps.locks.addParticipant(row, userHeader(owner), row.creationDate)];
   }
 
   /** A new PENDING turn's rows: the turn, its provenance index, and its session's counters. */

@@ -5,7 +5,7 @@ import { NO_REQUEST_METADATA, type TurnRequestMetadata } from '../domain/request
 import type { ToolCallRecord } from '../domain/tool-call-record';
 import type { ActiveFileRef, ChunkRef, ToolCall } from '../domain/turn';
 import type { TurnStatus } from '../domain/turn-status';
-import { dateOf, jsonOf, nullableDateOf, nullableNumberOf } from './raw-values';
+import { booleanOf, dateOf, jsonOf, nullableDateOf, nullableNumberOf } from './raw-values';
 import type { TurnRow } from './session.entities';
 
 /**
@@ -103,7 +103,7 @@ export function turnRowOf(raw: RawTurnRow): TurnRow {
     inputTokens: nullableNumberOf(raw.input_tokens),
     outputTokens: nullableNumberOf(raw.output_tokens),
     cachedInputTokens: nullableNumberOf(raw.cached_input_tokens),
-    usageEstimated: Boolean(Number(raw.usage_estimated)),
+    usageEstimated: booleanOf(raw.usage_estimated),
     estimatedCostUsd: nullableNumberOf(raw.estimated_cost_usd),
     leaseOwner: raw.lease_owner,
     leaseExpiresAt: nullableDateOf(raw.lease_expires_at),
