@@ -6,6 +6,8 @@ import {
   GraphQLError,
   isCompositeType,
   isListType,
+  visit,
+  type ASTNode,
   type DocumentNode,
   type GraphQLField,
   type GraphQLSchema,
@@ -124,6 +126,46 @@ export function operationCost(
   });
 }
 
+/**
+ * The cost model's verdict: `within` the limit, `refused` (over it, or too intricate to
+ * estimate), or `unestimated` when the operation cannot be identified or the variables do not
+ * coerce (execution refuses those itself, without running anything).
+ */
+export type CostVerdict =
+  | { readonly kind: 'within' }
+  | { readonly kind: 'refused'; readonly error: GraphQLError }
+  | { readonly kind: 'unestimated' };
+
+export function costVerdict(
+  schema: GraphQLSchema,
+  maxCost: number,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Readonly<Record<string, unknown>> | null | undefined,
+): CostVerdict {
+  let cost: number | null;
+  try {
+    cost = operationCost(schema, document, operationName, variables);
+  } catch (e) {
+    // The estimate stopped at MAX_EVALUATED_NODES (fragments spread over and over).
+    if (!(e instanceof GraphQLError)) throw e;
+    return {
+      kind: 'refused',
+      error: new GraphQLError(`Query is too complex to estimate (${e.message}); the cost limit is ${maxCost}`, {
+        extensions: { code: 'GRAPHQL_VALIDATION_FAILED', maxCost },
+      }),
+    };
+  }
+  if (cost === null) return { kind: 'unestimated' };
+  if (cost <= maxCost) return { kind: 'within' };
+  return {
+    kind: 'refused',
+    error: new GraphQLError(`Query cost ${cost} exceeds the limit of ${maxCost}: ask for smaller pages (first) or fewer nested lists`, {
+      extensions: { code: 'GRAPHQL_VALIDATION_FAILED', cost, maxCost },
+    }),
+  };
+}
+
 /** The error for an operation over the limit (or too intricate to estimate); null when it may run. */
 export function checkCost(
   schema: GraphQLSchema,
@@ -132,19 +174,33 @@ export function checkCost(
   operationName: string | null | undefined,
   variables: Readonly<Record<string, unknown>> | null | undefined,
 ): GraphQLError | null {
-  let cost: number | null;
-  try {
-    cost = operationCost(schema, document, operationName, variables);
-  } catch (e) {
-    // The estimate stopped at MAX_EVALUATED_NODES (fragments spread over and over).
-    if (!(e instanceof GraphQLError)) throw e;
-    return new GraphQLError(`Query is too complex to estimate (${e.message}); the cost limit is ${maxCost}`, {
-      extensions: { code: 'GRAPHQL_VALIDATION_FAILED', maxCost },
+  const verdict = costVerdict(schema, maxCost, document, operationName, variables);
+  return verdict.kind === 'refused' ? verdict.error : null;
+}
+
+/**
+ * The variables whose values can change an estimate: those a page argument (`first`, `last`)
+ * or a directive (`@include`, `@skip`) reads. `fieldCost` reads no other argument, so any
+ * other variable (an execute's instruction and files) leaves the cost as it is.
+ */
+export function costVariables(document: DocumentNode): ReadonlySet<string> {
+  const names = new Set<string>();
+  const collect = (node: ASTNode) =>
+    visit(node, {
+      Variable(variable) {
+        names.add(variable.name.value);
+      },
     });
-  }
-  if (cost === null || cost <= maxCost) return null;
-  return new GraphQLError(
-    `Query cost ${cost} exceeds the limit of ${maxCost}: ask for smaller pages (first) or fewer nested lists`,
-    { extensions: { code: 'GRAPHQL_VALIDATION_FAILED', cost, maxCost } },
-  );
+  visit(document, {
+    // A variable's definition names it without reading it.
+    VariableDefinition: () => false,
+    Argument(argument) {
+      if ((PAGE_ARGUMENTS as readonly string[]).includes(argument.name.value)) collect(argument.value);
+    },
+    Directive(directive) {
+      collect(directive);
+      return false;
+    },
+  });
+  return names;
 }

@@ -4,7 +4,7 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError, type DocumentNode, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import type { AbuseLimits } from '../config';
 import type { GraphQLContext } from './context';
-import { checkCost } from './cost';
+import { costVariables, costVerdict, type CostVerdict } from './cost';
 import { formatError, withoutSuggestions } from './error-mapping';
 import { ResponseBudget } from './response-budget';
 
@@ -45,7 +45,7 @@ export function createProtection(limits: AbuseLimits, production: boolean, schem
   });
   const { plugins, validationRules } = armor.protect();
   const check = memoisedCost((document, operationName, variables) =>
-    checkCost(schema, limits.maxCost, document, operationName, variables),
+    costVerdict(schema, limits.maxCost, document, operationName, variables),
   );
   return {
     plugins: [...(plugins as ApolloServerPlugin<GraphQLContext>[]), costAndBudgetPlugin(check)],
@@ -91,24 +91,49 @@ const VERDICTS_PER_DOCUMENT = 32;
 /** Variables longer than this (as JSON) are not worth a cache key. */
 const MAX_KEY_LENGTH = 1_024;
 
+type Estimate = (
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Readonly<Record<string, unknown>> | null | undefined,
+) => CostVerdict;
+
+/** A document's remembered verdicts, by operation name and the values of its cost variables. */
+interface DocumentVerdicts {
+  readonly costVariables: readonly string[];
+  readonly verdicts: Map<string, CostVerdict>;
+}
+
 /**
- * The cost verdict is a pure function of the document, the operation name and the variables,
- * and Apollo hands out the same parsed document for the same query text (its document
- * store), so a repeated operation reuses its verdict instead of walking the document again.
+ * The verdict is a pure function of the document, the operation name and the variables that
+ * can change the estimate (cost.ts `costVariables`: page sizes and directives), and Apollo
+ * hands out the same parsed document for the same query text (its document store). So a
+ * repeated operation reuses its verdict instead of walking the document again, also when its
+ * other variables differ every time, as an execute's instruction and files do. Only verdicts
+ * that were estimated are kept: variables that did not coerce say nothing about the next ones.
  * Held weakly by the document: the cache lives no longer than Apollo's own entry.
  */
-function memoisedCost(check: Protection['checkCost']): Protection['checkCost'] {
-  const verdicts = new WeakMap<DocumentNode, Map<string, GraphQLError | null>>();
+function memoisedCost(estimate: Estimate): Protection['checkCost'] {
+  const byDocument = new WeakMap<DocumentNode, DocumentVerdicts>();
+  const errorOf = (verdict: CostVerdict) => (verdict.kind === 'refused' ? verdict.error : null);
   return (document, operationName, variables) => {
-    const key = `${operationName ?? ''}\n${JSON.stringify(variables ?? {})}`;
-    if (key.length > MAX_KEY_LENGTH) return check(document, operationName, variables);
-    let known = verdicts.get(document);
-    const cached = known?.get(key);
-    if (cached !== undefined) return cached;
-    const verdict = check(document, operationName, variables);
-    if (!known) verdicts.set(document, (known = new Map()));
-    if (known.size >= VERDICTS_PER_DOCUMENT) known.clear();
-    known.set(key, verdict);
-    return verdict;
+    let known = byDocument.get(document);
+    if (!known) byDocument.set(document, (known = { costVariables: [...costVariables(document)], verdicts: new Map() }));
+    const key = `${operationName ?? ''}\n${JSON.stringify(costValues(known.costVariables, variables))}`;
+    if (key.length > MAX_KEY_LENGTH) return errorOf(estimate(document, operationName, variables));
+    const cached = known.verdicts.get(key);
+    if (cached) return errorOf(cached);
+    const verdict = estimate(document, operationName, variables);
+    if (verdict.kind !== 'unestimated') {
+      if (known.verdicts.size >= VERDICTS_PER_DOCUMENT) known.verdicts.clear();
+      known.verdicts.set(key, verdict);
+    }
+    return errorOf(verdict);
   };
+}
+
+/** The cost variables' values as given: a variable left out (its default applies) stays apart from one sent as null. */
+function costValues(names: readonly string[], variables: Readonly<Record<string, unknown>> | null | undefined): Record<string, unknown> {
+  const given: Record<string, unknown> = {};
+  for (const name of names) if (variables && Object.hasOwn(variables, name)) given[name] = variables[name];
+  return given;
 }

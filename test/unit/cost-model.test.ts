@@ -1,6 +1,8 @@
 import { getNullableType, isListType, isObjectType, parse } from 'graphql';
 import { DEFAULT_MAX_COST } from '../../src/config';
-import { checkCost, LIST_SIZES, operationCost } from '../../src/graphql/cost';
+import * as costModel from '../../src/graphql/cost';
+import { checkCost, costVariables, LIST_SIZES, operationCost } from '../../src/graphql/cost';
+import { createProtection } from '../../src/graphql/protection';
 import { gatewaySchema } from '../../src/graphql/schema';
 
 const schema = gatewaySchema();
@@ -79,5 +81,50 @@ describe('the cost model', () => {
     expect(error?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
     // Not a timing assertion of the suite's speed: an unbounded walk would take minutes.
     expect(Date.now() - started).toBeLessThan(30_000);
+  });
+});
+
+describe('remembered cost verdicts', () => {
+  const limits = { maxDepth: 12, maxAliases: 30, maxTokens: 2_000, maxCost: 402, maxResponseItems: 10_000, maxDirectives: 20, bodyLimitBytes: 1 << 20 };
+  const turnsPage = 'query T($id: ID!, $n: Int, $big: Boolean!) { agentSession(id: $id) { id turns(first: $n) @include(if: $big) { edges { node { id } } } } }';
+
+  afterEach(() => jest.restoreAllMocks());
+
+  it('knows which variables can change an estimate: page sizes and directives, not the rest', () => {
+    expect([...costVariables(parse(turnsPage))].sort()).toEqual(['big', 'n']);
+    const execute = 'mutation($input: AgentExecuteInput!) { execute(input: $input) { ... on AgentFinalResponse { turnId } } }';
+    expect([...costVariables(parse(execute))]).toEqual([]);
+    expect([...costVariables(parse('query($a: Int) { agentSessions(last: $a) { totalCount } }'))]).toEqual(['a']);
+  });
+
+  it('answers each page size and directive value by its own verdict', () => {
+    const { checkCost: check } = createProtection(limits, true, schema);
+    const document = parse(turnsPage);
+    expect(check(document, undefined, { id: 's', n: 10, big: true })).toBeNull();
+    expect(check(document, undefined, { id: 's', n: 100, big: true })?.extensions?.cost).toBe(403);
+    expect(check(document, undefined, { id: 's', n: 100, big: false })).toBeNull();
+    expect(check(document, undefined, { id: 'other', n: 100, big: true })?.extensions?.cost).toBe(403);
+    expect(check(document, undefined, { id: 's', n: 10, big: true })).toBeNull();
+    // Left out, $n is null: the schema default of 50 applies; sent as 100 it is not.
+    const defaulted = parse('query T($n: Int = 100) { agentSession(id: "s") { id turns(first: $n) { edges { node { id } } } } }');
+    expect(check(defaulted, undefined, {})?.extensions?.cost).toBe(403);
+    expect(check(defaulted, undefined, { n: null })).toBeNull();
+    expect(check(defaulted, undefined, {})?.extensions?.cost).toBe(403);
+  });
+
+  it('estimates a document once while only variables the cost ignores change', () => {
+    const estimate = jest.spyOn(costModel, 'costVerdict');
+    const { checkCost: check } = createProtection(limits, true, schema);
+    const document = parse(turnsPage);
+    for (const id of ['a', 'b', 'c']) expect(check(document, undefined, { id, n: 100, big: true })?.extensions?.cost).toBe(403);
+    expect(estimate).toHaveBeenCalledTimes(1);
+  });
+
+  it('does not let variables that failed to coerce decide for later ones', () => {
+    const { checkCost: check } = createProtection(limits, true, schema);
+    const document = parse(turnsPage);
+    // $id missing: not estimated (execution refuses it); the same page with $id is still priced.
+    expect(check(document, undefined, { n: 100, big: true })).toBeNull();
+    expect(check(document, undefined, { id: 's', n: 100, big: true })?.extensions?.cost).toBe(403);
   });
 });
