@@ -7,6 +7,7 @@ import { isDeadlock, StoreUnavailableError, typedStoreError } from './db-errors'
 import { dialectOf, type Dialect } from './dialect';
 import { migrations } from './migrations';
 import { MysqlStoreGuard } from './mysql-store-guard';
+import { SqliteWriter } from './sqlite-writer';
 
 export interface DatabaseOptions {
   /** mysql://user:pass@host:port/db; absent means the embedded SQLite file under dataDir. */
@@ -183,16 +184,10 @@ export async function openDatabase<E extends EntitySchemas>(
   }
   typeStoreErrors(dataSource, options.observeStatement ?? ((_sql, run) => run()));
   const reads = dialect === 'sqlite' ? null : new ReadBatcher(dataSource);
-  let queue: Promise<unknown> = Promise.resolve();
-  const transaction = <T>(work: (em: EntityManager) => Promise<T>): Promise<T> => {
-    if (dialect === 'sqlite') {
-      // One connection: a second BEGIN while one is open would nest as a savepoint.
-      const run = queue.then(() => dataSource.transaction(work));
-      queue = run.catch(() => undefined);
-      return run;
-    }
-    return retryDeadlocks(() => dataSource.transaction(work));
-  };
+  // One connection: a second BEGIN while one is open would nest as a savepoint, so one writer orders them (and groups commits).
+  const writer = dialect === 'sqlite' ? sqliteWriter(dataSource) : null;
+  const transaction = <T>(work: (em: EntityManager) => Promise<T>): Promise<T> =>
+    writer ? writer.alone(work) : retryDeadlocks(() => dataSource.transaction(work));
 
   return {
     dataSource,
@@ -201,7 +196,7 @@ export async function openDatabase<E extends EntitySchemas>(
     transaction,
     sqlTransaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
       // A transaction's manager always has its query runner.
-      if (dialect === 'sqlite') return transaction((em) => work(sqliteTransaction(em.queryRunner as QueryRunner)));
+      if (writer) return writer.grouped(work);
       return retryDeadlocks(() => mysqlTransaction(dataSource.createQueryRunner('master'), work));
     },
     async read<R>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
@@ -222,6 +217,7 @@ export async function openDatabase<E extends EntitySchemas>(
     },
     async close() {
       guard?.close();
+      await writer?.settled();
       if (dataSource.isInitialized) await dataSource.destroy();
     },
   };
@@ -250,7 +246,13 @@ interface SqliteRunnerResult {
   readonly raw: unknown;
 }
 
-/** Inside the TypeORM transaction `transaction` opened (it begins, commits and rolls back). */
+function sqliteWriter(dataSource: DataSource): SqliteWriter<SqlTransaction> {
+  // better-sqlite3 hands out the same runner (its one connection) every time.
+  const runner = dataSource.createQueryRunner();
+  return new SqliteWriter(runner, sqliteTransaction(runner), (work) => dataSource.transaction(work));
+}
+
+/** Inside the transaction the writer opened (it begins, commits and rolls back). */
 function sqliteTransaction(runner: QueryRunner): SqlTransaction {
   const exec = async (statement: Statement): Promise<SqlResult> => {
     const result = (await runner.query(statement.sql, bindSqlite(statement.params), true)) as SqliteRunnerResult;
