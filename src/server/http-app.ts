@@ -13,6 +13,7 @@ import { gatewaySchema } from '../graphql/schema';
 import type { Services } from '../graphql/services';
 import type { Logger } from '../logger';
 import { authenticate } from './auth';
+import { jsonBody } from './json-body';
 import { assignRequestId, HTTP_STATUS_OF, requestIdOf } from './http-errors';
 
 /** A named check /readyz runs; it throws when its dependency is not usable. */
@@ -71,7 +72,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<{ app: Express; 
   for (const handler of deps.middleware ?? []) app.use(handler);
 
   const graphql = [
-    express.json({ limit: config.limits.bodyLimitBytes }),
+    jsonBody(config.limits.bodyLimitBytes),
     graphqlOverHttp(apollo, async ({ req, res }) => {
       const requestId = requestIdOf(res);
       try {

@@ -13,6 +13,7 @@ import {
 } from '../orchestrator/request-handler';
 import { authenticate } from './auth';
 import { requestIdOf, restErrorHandler } from './http-errors';
+import { jsonBody } from './json-body';
 
 export interface RestExecuteDeps {
   readonly handler: RequestHandler;
@@ -29,7 +30,7 @@ export interface RestExecuteDeps {
  */
 export function restExecuteRouter(deps: RestExecuteDeps): Router {
   const router = express.Router();
-  router.post('/api/ai/agent/execute', express.json({ limit: deps.bodyLimitBytes }), async (req: Request, res: Response) => {
+  router.post('/api/ai/agent/execute', jsonBody(deps.bodyLimitBytes), async (req: Request, res: Response) => {
     const { caller } = authenticate(req.headers.authorization, deps.jwtSecret);
     const input = parseExecuteBody(req.body, req.get('idempotency-key') ?? null);
     const answer = await deps.handler.execute(caller, input, requestIdOf(res));

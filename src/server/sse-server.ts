@@ -3,6 +3,7 @@ import type { FormattedExecutionResult, GraphQLFormattedError } from 'graphql';
 import type { Config } from '../config';
 import type { LiveSubscription } from '../graphql/live/live-group';
 import type { Logger } from '../logger';
+import { jsonBody } from './json-body';
 import type { LiveOperations, OperationRequest, OperationSink } from './live-operations';
 import { ConnectionsPerUser, userKeyOf } from './ws-limits';
 
@@ -79,7 +80,7 @@ export function createGraphQLSse(deps: SseDeps): GraphQLSseServer {
   };
 
   const router = express.Router();
-  router.post(SSE_PATH, express.json({ limit: config.limits.bodyLimitBytes }), (req, res) => handle(req, res, parseParams(req.body), false));
+  router.post(SSE_PATH, jsonBody(config.limits.bodyLimitBytes), (req, res) => handle(req, res, parseParams(req.body), false));
   router.get(SSE_PATH, (req, res) => handle(req, res, parseQuery(req.query), true));
   router.all(SSE_PATH, (_req, res) => {
     res.set('allow', 'GET, POST');
