@@ -48,7 +48,7 @@ export class ChainHistoryCache implements ChainHistoryReader {
     const key = JSON.stringify([scope.orgId, sessionId]);
     const held = this.entries.get(key)?.turns ?? [];
     // Asked for before any await: the read joins the session read's batch (Database.read).
-    const fresh = this.source.chainTurnsAfter(scope, sessionId, held.at(-1)?.sequenceNumber ?? 0, window);
+    const fresh = this.source.chainTurnsAfter(scope, sessionId, settledThrough(held), window);
     return fresh.then((read) => {
       const turns = read.length >= window ? read : [...held, ...read].slice(-window);
       this.keep(key, turns);
@@ -61,8 +61,10 @@ export class ChainHistoryCache implements ChainHistoryReader {
     const pending = turns.findIndex((t) => !isTerminal(t.status));
     const settled = pending === -1 ? turns : turns.slice(0, pending);
     const current = this.entries.get(key);
-    if (current && (current.turns.at(-1)?.sequenceNumber ?? 0) > (settled.at(-1)?.sequenceNumber ?? 0)) return;
-    if (current) this.forget(key, current);
+    if (current) {
+      if (settledThrough(current.turns) > settledThrough(settled)) return;
+      this.forget(key, current);
+    }
     const objects = settled.reduce((n, t) => n + 1 + t.activeFileRefs.length + t.chunkRefs.length, 0);
     if (settled.length === 0 || objects > this.options.maxObjects) return;
     this.entries.set(key, { turns: settled, objects });
@@ -78,3 +80,5 @@ export class ChainHistoryCache implements ChainHistoryReader {
     this.objects -= entry.objects;
   }
 }
+
+const settledThrough = (turns: readonly ChainTurn[]): number => turns.at(-1)?.sequenceNumber ?? 0;
