@@ -152,6 +152,19 @@ describe('chain history cache of a gateway', () => {
   });
   afterAll(() => h.close());
 
+  it('reads only the turns after those settled at its previous plan on each follow-on execute', async () => {
+    const reads = jest.spyOn(h.gateway.sessions.batch, 'chainTurnsAfter');
+    try {
+      const first = await runOn(h, { instruction: 'one' });
+      for (const instruction of ['two', 'three', 'four']) await runOn(h, { sessionId: first.sessionId, instruction });
+      const rows = await Promise.all(reads.mock.results.map((r) => r.value as Promise<unknown[]>));
+      expect(reads.mock.calls.map(([, , afterSequence]) => afterSequence)).toEqual([0, 1, 2]);
+      expect(rows.map((r) => r.length)).toEqual([1, 1, 1]);
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
   it("refuses another org's caller the session whose turns it holds, and refuses a deleted session (NOT_FOUND)", async () => {
     const first = await runOn(h, { instruction: 'one' });
     await runOn(h, { sessionId: first.sessionId, instruction: 'two' });
