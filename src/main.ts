@@ -31,6 +31,7 @@ import { busLagListener, CountingTurnEventSink, InstrumentedLanguageModel, Instr
 import { GatewayMetrics, OperationNames } from './observability/metrics';
 import { startTracing } from './observability/tracing';
 import { IdempotentCalls } from './orchestrator/idempotent-calls';
+import { HISTORY_WINDOW } from './orchestrator/instruction-planner';
 import { Orchestrator } from './orchestrator/orchestrator';
 import { RequestHandler } from './orchestrator/request-handler';
 import { createRetrieval } from './retrieval/create-retrieval';
@@ -43,6 +44,7 @@ import { metricsRouter } from './server/metrics-route';
 import { restExecuteRouter } from './server/rest-execute';
 import { createGraphQLSse, type GraphQLSseServer } from './server/sse-server';
 import { attachGraphQLWebSocket, type GraphQLWebSocketServer } from './server/ws-server';
+import { ChainHistoryCache } from './sessions/chain-history-cache';
 import { createSessionStore, type SessionStore } from './sessions/session-store';
 import { TurnProvenance } from './sessions/turn-provenance';
 import { UsageReport } from './sessions/usage-report';
@@ -127,7 +129,7 @@ export async function createGateway(
   const idempotencyKeys = new IdempotencyKeys(db, now);
   const orchestrator = new Orchestrator({
     sessions: store.lifecycle,
-    history: store.batch,
+    history: new ChainHistoryCache(store.batch, { window: HISTORY_WINDOW, maxObjects: CHAIN_HISTORY_OBJECTS }),
     leases: store.leases,
     contexts,
     blobs,
@@ -268,6 +270,16 @@ export async function createGateway(
 
 /** Connections the kernel may hold for the gateway to accept (a burst of 2,000 executes). */
 const LISTEN_BACKLOG = 4096;
+
+/**
+ * What the planner's cache of settled turns may hold (chain-history-cache.ts), in turns and
+ * their file and chunk references: ~370 bytes of heap each as parsed (measured: 147 KB for a
+ * 200-turn session with one file per turn, 705 KB with eight retrieved chunks per turn as
+ * well), so at most ~40 MB. That is 250 sessions of 200 turns with one file each (1,250 of
+ * 40 turns), or 50 of 200 turns with chunks: the sessions an instance is working on now. A
+ * session it forgot costs one full read on its next execute.
+ */
+const CHAIN_HISTORY_OBJECTS = 100_000;
 
 /** What tests and benchmarks may swap in; production uses the defaults. */
 export interface GatewayHooks {

@@ -7,14 +7,14 @@ import type { Database } from '../persistence/database';
 import { toSessionRecord, toTurnRecord } from './records';
 import { applyVisibility } from './session-query';
 import { chainTurnOf, CHAIN_TURN_COLUMNS, TURN_COLUMNS, turnRowOf, type RawChainTurnRow, type RawTurnRow } from './turn-rows';
-import type { ChainHistoryReader, SessionBatchReader, TurnWindow } from './session-store.port';
+import type { ChainTurnSource, SessionBatchReader, TurnWindow } from './session-store.port';
 import type { SessionEntities } from './session.entities';
 
 /**
  * The DataLoaders' batch reads: each answers a whole batch in one statement and is scoped by
  * the org (or the caller) it is given, never by whatever the first key says.
  */
-export class SessionBatchReads implements SessionBatchReader, ChainHistoryReader {
+export class SessionBatchReads implements SessionBatchReader, ChainTurnSource {
   constructor(private readonly db: Database<SessionEntities>) {}
 
   async sessionsByIds(caller: Caller, ids: readonly string[]): Promise<SessionRecord[]> {
@@ -107,16 +107,17 @@ export class SessionBatchReads implements SessionBatchReader, ChainHistoryReader
   }
 
   /**
-   * The planner's read, every execute: the chain and file fields of the session's newest
-   * `limit` turns, one index range read backwards. It needs nothing from the session row, so
-   * it is read alongside it (a batched read, Database.read: one round trip for both).
+   * The planner's read, every execute (through chain-history-cache.ts, which asks only for the
+   * turns after those it holds): the chain and file fields of the session's newest `limit`
+   * turns after `afterSequence`, one index range read backwards. It needs nothing from the
+   * session row, so it is read alongside it (a batched read, Database.read: one round trip for both).
    */
-  async chainTurns(scope: OrgScope, sessionId: string, limit: number): Promise<ChainTurn[]> {
+  async chainTurnsAfter(scope: OrgScope, sessionId: string, afterSequence: number, limit: number): Promise<ChainTurn[]> {
     const rows = await this.db.read<RawChainTurnRow>(
       `SELECT ${CHAIN_TURN_COLUMNS} FROM agent_session_turns t
-        WHERE t.org_id = ? AND t.session_id = ?
+        WHERE t.org_id = ? AND t.session_id = ? AND t.sequence_number > ?
         ORDER BY t.sequence_number DESC LIMIT ?`,
-      [scope.orgId, sessionId, limit],
+      [scope.orgId, sessionId, afterSequence, limit],
     );
     return rows.reverse().map(chainTurnOf);
   }

@@ -85,6 +85,12 @@ export interface ChainHistoryReader {
   chainTurns(scope: OrgScope, sessionId: string, limit: number): Promise<ChainTurn[]>;
 }
 
+/** Port: the store's side of ChainHistoryReader, which a cache of settled turns reads through (chain-history-cache.ts). */
+export interface ChainTurnSource {
+  /** The session's newest `limit` turns numbered after `afterSequence` (any status), oldest first. */
+  chainTurnsAfter(scope: OrgScope, sessionId: string, afterSequence: number, limit: number): Promise<ChainTurn[]>;
+}
+
 /** Port: leases of running turns, so nothing is lost when an instance dies. */
 export interface TurnLeases {
   /** Extends this instance's leases; returns the turns it no longer holds (finished, cancelled or swept). */

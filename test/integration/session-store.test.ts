@@ -137,7 +137,7 @@ function storeSuite(open: TestDatabaseFactory): void {
     }
     const session = (await store.reads.getSession(alice, s.id))!;
     t.statements.length = 0;
-    const slim = await store.batch.chainTurns(alice, session.id, 3);
+    const slim = await store.batch.chainTurnsAfter(alice, session.id, 0, 3);
     expect(t.statements).toHaveLength(1);
     const whole = await store.lifecycle.recentTurns(alice, session, 3);
     expect(whole.map((x) => x.sequenceNumber)).toEqual([2, 3, 4]);
@@ -155,6 +155,11 @@ function storeSuite(open: TestDatabaseFactory): void {
       })),
     );
     expect(slim[2]?.activeFileRefs[0]?.sizeBytes).toBe(13);
+    // Only turns after a sequence number, the newest of them when there are more than asked for.
+    expect((await store.batch.chainTurnsAfter(alice, session.id, 2, 3)).map((x) => x.sequenceNumber)).toEqual([3, 4]);
+    expect((await store.batch.chainTurnsAfter(alice, session.id, 1, 2)).map((x) => x.sequenceNumber)).toEqual([3, 4]);
+    expect(await store.batch.chainTurnsAfter(alice, session.id, 4, 3)).toEqual([]);
+    expect(await store.batch.chainTurnsAfter(mallory, session.id, 0, 3)).toEqual([]);
   });
 }
 

@@ -30,7 +30,7 @@ import type { IdempotencyClaim, IdempotencyKeyStore } from '../../src/idempotenc
 import { LlmError, type LanguageModel, type LlmCallOptions, type LlmRequest, type LlmResponse } from '../../src/llm/llm.port';
 import type { Logger } from '../../src/logger.port';
 import type { RetrievedChunk, Retriever } from '../../src/retrieval/retrieval.port';
-import type { AddTurnOptions, ChainHistoryReader, TurnLeases, TurnStore } from '../../src/sessions/session-store.port';
+import type { AddTurnOptions, ChainTurnSource, TurnLeases, TurnStore } from '../../src/sessions/session-store.port';
 
 interface Lease {
   readonly owner: string | null;
@@ -42,7 +42,7 @@ interface Lease {
  * transition, pause, cancel and roll-up functions), without a database. `down` makes every
  * call fail as an unreachable database does.
  */
-export class InMemoryTurnStore implements TurnStore, TurnLeases, ChainHistoryReader {
+export class InMemoryTurnStore implements TurnStore, TurnLeases, ChainTurnSource {
   readonly sessions = new Map<string, SessionRecord>();
   readonly turns = new Map<string, { turn: TurnRecord; lease: Lease }>();
   readonly events: TurnStatusEvent[] = [];
@@ -72,11 +72,11 @@ export class InMemoryTurnStore implements TurnStore, TurnLeases, ChainHistoryRea
       .sort((a, b) => a.sequenceNumber - b.sequenceNumber);
   }
 
-  async chainTurns(scope: OrgScope, sessionId: string, limit: number): Promise<ChainTurn[]> {
+  async chainTurnsAfter(scope: OrgScope, sessionId: string, afterSequence: number, limit: number): Promise<ChainTurn[]> {
     this.reachable();
     return [...this.turns.values()]
       .map((t) => t.turn)
-      .filter((t) => t.orgId === scope.orgId && t.sessionId === sessionId)
+      .filter((t) => t.orgId === scope.orgId && t.sessionId === sessionId && t.sequenceNumber > afterSequence)
       .sort((a, b) => a.sequenceNumber - b.sequenceNumber)
       .slice(-limit);
   }

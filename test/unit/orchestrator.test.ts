@@ -4,10 +4,12 @@ import type { ExecuteResponse } from '../../src/domain/execute-response';
 import { LlmError } from '../../src/llm/llm.port';
 import { IdempotentCalls } from '../../src/orchestrator/idempotent-calls';
 import { Orchestrator } from '../../src/orchestrator/orchestrator';
+import { HISTORY_WINDOW } from '../../src/orchestrator/instruction-planner';
 import type { InstructionRequest } from '../../src/orchestrator/request';
 import { RequestHandler, type ExecuteInputFields } from '../../src/orchestrator/request-handler';
 import { DEFAULT_MODEL_PRICING } from '../../src/domain/pricing';
 import type { RetrievalRequest, RetrievedChunk, Retriever } from '../../src/retrieval/retrieval.port';
+import { ChainHistoryCache } from '../../src/sessions/chain-history-cache';
 import {
   FixedRetriever,
   InMemoryBlobStore,
@@ -48,7 +50,7 @@ function pipeline(retriever: Retriever = new FixedRetriever()) {
   );
   const orchestrator = new Orchestrator({
     sessions: store,
-    history: store,
+    history: new ChainHistoryCache(store, { window: HISTORY_WINDOW, maxObjects: 10_000 }),
     leases: store,
     contexts,
     retriever,
