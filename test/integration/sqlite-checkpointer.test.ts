@@ -1,0 +1,155 @@
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import Database from 'better-sqlite3';
+import pino from 'pino';
+import { SqliteBlobStore } from '../../src/blobs/sqlite.adapter';
+import { createLogger } from '../../src/logger';
+import { SqliteCheckpointer } from '../../src/persistence/sqlite-checkpointer';
+import { sqliteTestDatabase } from '../support/db';
+import { eventually } from '../support/testkit/stand-ins';
+
+const silent = createLogger('silent');
+/** About 1,500 pages of 4 KiB: past SQLite's default checkpoint threshold (1,000), below the safety net (10,000). */
+const ROWS = 1_500;
+const BODY = Buffer.alloc(4_000, 7);
+
+const sizeOf = (file: string): number => statSync(file, { throwIfNoEntry: false })?.size ?? 0;
+
+describe('the SQLite checkpointer', () => {
+  let dir: string;
+  let file: string;
+  let db: Database.Database;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'gw-checkpoint-'));
+    file = join(dir, 'test.sqlite');
+    db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB NOT NULL)');
+  });
+  afterEach(() => {
+    if (db.open) db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** One commit per ten rows, as a store's many small transactions. */
+  const write = (rows = ROWS) => {
+    const insert = db.prepare('INSERT INTO t (body) VALUES (?)');
+    const ten = db.transaction(() => {
+      for (let i = 0; i < 10; i++) insert.run(BODY);
+    });
+    for (let i = 0; i < rows / 10; i++) ten();
+  };
+
+  // The database file grows only when a checkpoint copies pages out of the WAL into it.
+  it('copies the WAL into the database file on its own thread', async () => {
+    const checkpointer = new SqliteCheckpointer(file, db, silent);
+    try {
+      const before = sizeOf(file);
+      write();
+      await eventually(() => sizeOf(file) > before + ROWS * BODY.length);
+    } finally {
+      await checkpointer.close();
+    }
+  });
+
+  it('keeps the main connection from checkpointing past SQLite’s default threshold', async () => {
+    // Stopped first, so only the main connection could checkpoint what follows.
+    await new SqliteCheckpointer(file, db, silent).close();
+    const before = sizeOf(file);
+    write();
+    expect(sizeOf(file)).toBe(before);
+    expect(sizeOf(`${file}-wal`)).toBeGreaterThan(ROWS * BODY.length);
+  });
+
+  // close() resolves once the worker has exited: a worker left running would time this test out.
+  it('stops its worker on close; the WAL is checkpointed and removed, the rows stay', async () => {
+    const checkpointer = new SqliteCheckpointer(file, db, silent);
+    write(100);
+    db.close();
+    await checkpointer.close();
+    expect(existsSync(`${file}-wal`)).toBe(false);
+    const reopened = new Database(file, { readonly: true });
+    try {
+      expect(reopened.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 100 });
+    } finally {
+      reopened.close();
+    }
+  });
+
+  it('logs a worker that dies, and the main connection checkpoints itself again', async () => {
+    const lines: { msg?: string }[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(JSON.parse(chunk.toString()) as { msg?: string });
+        done();
+      },
+    });
+    // The worker cannot open a file that does not exist, and dies.
+    const checkpointer = new SqliteCheckpointer(join(dir, 'missing.sqlite'), db, pino({ level: 'error' }, sink));
+    await eventually(() => lines.some((l) => l.msg?.includes('the main connection checkpoints again')));
+    expect(lines.map((l) => l.msg)).toContain('the sqlite wal checkpoint worker failed');
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    await checkpointer.close();
+  });
+});
+
+/**
+ * The main connection cuts its WAL back to the checkpointer's limit (journal_size_limit,
+ * 4 MiB) when its first write after a checkpoint that copied all of the WAL starts it over;
+ * without the checkpointer the WAL would stay as large as it grew. The test's own PASSIVE
+ * checkpoints make sure all was copied (the worker's may have raced the last writes).
+ */
+async function expectCutBack(file: string, writeOne: () => Promise<unknown>): Promise<void> {
+  const other = new Database(file);
+  try {
+    // Busy while the worker checkpoints; done when all frames were copied.
+    await eventually(() => {
+      const [r] = other.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
+      return r?.busy === 0 && r.checkpointed === r.log;
+    });
+  } finally {
+    other.close();
+  }
+  await writeOne();
+  expect(sizeOf(`${file}-wal`)).toBeLessThanOrEqual(4 * 1024 * 1024);
+}
+
+describe('the embedded stores checkpoint off the main thread', () => {
+  it('the gateway database', async () => {
+    const t = await sqliteTestDatabase();
+    try {
+      const file = join(t.dataDir, 'gateway.sqlite');
+      await t.db.dataSource.query('CREATE TABLE checkpoint_probe (body BLOB NOT NULL)');
+      const before = sizeOf(file);
+      for (let i = 0; i < ROWS / 10; i++) {
+        await t.db.transaction(async (em) => {
+          for (let j = 0; j < 10; j++) await em.query('INSERT INTO checkpoint_probe (body) VALUES (?)', [BODY]);
+        });
+      }
+      expect(sizeOf(`${file}-wal`)).toBeGreaterThan(ROWS * BODY.length);
+      await eventually(() => sizeOf(file) > before + ROWS * BODY.length);
+      await expectCutBack(file, () => t.db.dataSource.query('INSERT INTO checkpoint_probe (body) VALUES (?)', [BODY]));
+    } finally {
+      await t.dispose();
+    }
+  });
+
+  it('the blob store', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-checkpoint-'));
+    const store = new SqliteBlobStore(dir, silent);
+    try {
+      const file = join(dir, 'blobs.sqlite');
+      const before = sizeOf(file);
+      await Promise.all(Array.from({ length: ROWS }, (_, i) => store.put(`k/${i}.bin`, BODY)));
+      expect(sizeOf(`${file}-wal`)).toBeGreaterThan(ROWS * BODY.length);
+      await eventually(() => sizeOf(file) > before + ROWS * BODY.length);
+      await expectCutBack(file, () => store.put('k/one-more.bin', BODY));
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
