@@ -231,7 +231,7 @@ export async function openDatabase<E extends EntitySchemas>(
     async close() {
       guard?.close();
       if (dataSource.isInitialized) await dataSource.destroy();
-      // After the main connection: the worker's, closed last, then does the final checkpoint, off the main thread.
+      // Joined here: nothing of the database is left running once close resolves.
       await checkpointer?.close();
     },
   };
