@@ -8,16 +8,29 @@ export interface SqliteConnection {
 }
 
 /**
- * The WAL size past which the worker checkpoints, and the size the main connection cuts the
- * WAL file back to when it starts it over after a checkpoint (journal_size_limit): about the
- * 1000 pages of 4 KiB at which SQLite checkpoints by default, so the main connection starts
- * the WAL over (one fsync of its header, on the thread that commits) no more often than before.
+ * WAL frames (pages) not yet copied past which the worker checkpoints: SQLite's own default
+ * threshold, so at a light load, where the worker copies all of the WAL between commits and
+ * the next commit starts it over (with one fsync of its header, on the thread that commits),
+ * that happens no more often than before.
  */
-const WAL_LIMIT_BYTES = 4 * 1024 * 1024;
-/** How often the worker looks at each WAL's size: one stat call; a WAL overshoots the limit by what a burst writes in this time. */
-const POLL_MS = 200;
-/** The main connection's own checkpoint threshold while the worker runs: a safety net, reached only if the worker falls far behind. */
-const SAFETY_NET_PAGES = 10_000;
+const CHECKPOINT_FRAMES = 1000;
+/** How often the worker looks at each WAL: a few small reads of its file. */
+const POLL_MS = 100;
+/**
+ * The main connection's own checkpoint threshold while the worker runs. Under a steady stream
+ * of commits the worker never copies the last frames (more land while it copies), and SQLite
+ * starts a WAL over only once all of it was copied: the main connection's checkpoint at this
+ * threshold, of what the worker has not copied yet (about 1,000 frames or one poll's worth), then
+ * lets the WAL start over, every ~40 MB instead of every 4 MB. It also bounds a WAL the worker
+ * falls behind on.
+ */
+const MAIN_THRESHOLD_PAGES = 10_000;
+/**
+ * journal_size_limit: a WAL file grown past this (the worker fell behind, a reader held a
+ * checkpoint up) is cut back to it when it starts over. Below it the file is reused: writing
+ * over a file costs less than growing it.
+ */
+const WAL_FILE_LIMIT_BYTES = 64 * 1024 * 1024;
 /** SQLite's default threshold, back on the main connection if the worker cannot checkpoint its database. */
 const DEFAULT_PAGES = 1000;
 
@@ -28,41 +41,76 @@ type FromWorker = { readonly closed: number } | { readonly failed: number; reado
 
 /**
  * The worker's script, plain JavaScript handed over as text: it runs the same from dist/ and
- * under ts-jest, which would hand a worker a .ts file plain node cannot run. It never opens
- * a -wal or -shm file itself (closing such a descriptor would drop SQLite's POSIX locks on
- * it); it looks at each WAL's size and checkpoints through its own connection. A WAL whose
- * frames were all copied is left alone until it changes (its mtime).
+ * under ts-jest, which would hand a worker a .ts file plain node cannot run. It checkpoints
+ * through its own connection to each database, once the WAL holds CHECKPOINT_FRAMES more
+ * frames than its last checkpoint copied. How many frames the WAL holds it reads from the
+ * -wal file (https://www.sqlite.org/fileformat2.html#walformat): the frames written since the
+ * WAL last started over carry the salt of its header; the older ones after them in the file,
+ * another. It never opens the -shm file, on which SQLite holds POSIX locks (closing any
+ * descriptor of a file drops the process's locks on it); SQLite locks nothing in the -wal file.
  */
 const WORKER_SCRIPT = `
 'use strict';
 const { parentPort, workerData } = require('node:worker_threads');
-const { statSync } = require('node:fs');
+const { closeSync, fstatSync, openSync, readSync } = require('node:fs');
 const Database = require(workerData.driver);
-const { limitBytes, pollMs } = workerData;
+const { checkpointFrames, pollMs } = workerData;
 const databases = new Map();
 const failure = (e) => (e instanceof Error ? e.stack || e.message : String(e));
+const header = Buffer.alloc(32);
+const salt = Buffer.alloc(8);
+
+/** The WAL's frames since it last started over, and its salt (null before any). */
+function framesOf(d) {
+  if (d.wal === null) {
+    try {
+      d.wal = openSync(d.file + '-wal', 'r');
+    } catch {
+      return { frames: 0, salt: null };
+    }
+  }
+  if (readSync(d.wal, header, 0, 32, 0) < 32) return { frames: 0, salt: null };
+  const frameBytes = header.readUInt32BE(8) + 24;
+  const current = header.subarray(16, 24);
+  const isCurrent = (i) => readSync(d.wal, salt, 0, 8, 32 + i * frameBytes + 8) === 8 && salt.equals(current);
+  // Frames [0, low) are the current WAL's, [high, total) older ones.
+  let low = 0;
+  let high = Math.floor((fstatSync(d.wal).size - 32) / frameBytes);
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (isCurrent(mid)) low = mid + 1;
+    else high = mid;
+  }
+  return { frames: low, salt: current.toString('hex') };
+}
+
 const timer = setInterval(() => {
   for (const [id, d] of databases) {
     try {
-      const wal = statSync(d.file + '-wal', { throwIfNoEntry: false });
-      if (!wal || wal.size <= limitBytes || wal.mtimeMs === d.settled) continue;
+      const wal = framesOf(d);
+      const copied = wal.salt === d.salt ? d.copied : 0;
+      if (wal.frames - copied < checkpointFrames) continue;
       const [result] = d.db.pragma('wal_checkpoint(PASSIVE)');
-      d.settled = result.busy === 0 && result.checkpointed === result.log ? wal.mtimeMs : null;
+      d.salt = wal.salt;
+      d.copied = result.checkpointed;
     } catch (e) {
       parentPort.postMessage({ failed: id, error: failure(e), fatal: false });
     }
   }
 }, pollMs);
+
 parentPort.on('message', (m) => {
   if (m.open !== undefined) {
     try {
-      databases.set(m.open, { file: m.file, db: new Database(m.file, { fileMustExist: true }), settled: null });
+      databases.set(m.open, { file: m.file, db: new Database(m.file, { fileMustExist: true }), wal: null, salt: null, copied: 0 });
     } catch (e) {
       parentPort.postMessage({ failed: m.open, error: failure(e), fatal: true });
     }
   } else if (m.close !== undefined) {
-    databases.get(m.close)?.db.close();
+    const d = databases.get(m.close);
     databases.delete(m.close);
+    if (d?.wal !== null && d?.wal !== undefined) closeSync(d.wal);
+    d?.db.close();
     parentPort.postMessage({ closed: m.close });
   } else {
     clearInterval(timer);
@@ -95,7 +143,7 @@ class CheckpointThread {
   constructor() {
     this.worker = new Worker(WORKER_SCRIPT, {
       eval: true,
-      workerData: { driver: require.resolve('better-sqlite3'), limitBytes: WAL_LIMIT_BYTES, pollMs: POLL_MS },
+      workerData: { driver: require.resolve('better-sqlite3'), checkpointFrames: CHECKPOINT_FRAMES, pollMs: POLL_MS },
     });
     this.worker.on('message', (m: FromWorker) => this.received(m));
     this.worker.on('error', (e) => {
@@ -181,8 +229,8 @@ export class SqliteCheckpointer {
 
   /** Starts checkpointing `file`, the database `main` (in WAL mode) is connected to. */
   constructor(file: string, main: SqliteConnection, logger: Logger) {
-    main.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
-    main.pragma(`wal_autocheckpoint = ${SAFETY_NET_PAGES}`);
+    main.pragma(`journal_size_limit = ${WAL_FILE_LIMIT_BYTES}`);
+    main.pragma(`wal_autocheckpoint = ${MAIN_THRESHOLD_PAGES}`);
     thread ??= new CheckpointThread();
     this.thread = thread;
     this.thread.add(this.id, { file, main, logger });
