@@ -93,8 +93,11 @@ const timer = setInterval(() => {
       const [result] = d.db.pragma('wal_checkpoint(PASSIVE)');
       d.salt = wal.salt;
       d.copied = result.checkpointed;
+      d.failing = false;
     } catch (e) {
-      parentPort.postMessage({ failed: id, error: failure(e), fatal: false });
+      // Once until a checkpoint succeeds again, not at every poll.
+      if (!d.failing) parentPort.postMessage({ failed: id, error: failure(e), fatal: false });
+      d.failing = true;
     }
   }
 }, pollMs);
@@ -102,15 +105,18 @@ const timer = setInterval(() => {
 parentPort.on('message', (m) => {
   if (m.open !== undefined) {
     try {
-      databases.set(m.open, { file: m.file, db: new Database(m.file, { fileMustExist: true }), wal: null, salt: null, copied: 0 });
+      const db = new Database(m.file, { fileMustExist: true });
+      databases.set(m.open, { file: m.file, db, wal: null, salt: null, copied: 0, failing: false });
     } catch (e) {
       parentPort.postMessage({ failed: m.open, error: failure(e), fatal: true });
     }
   } else if (m.close !== undefined) {
     const d = databases.get(m.close);
     databases.delete(m.close);
-    if (d?.wal !== null && d?.wal !== undefined) closeSync(d.wal);
-    d?.db.close();
+    if (d) {
+      if (d.wal !== null) closeSync(d.wal);
+      d.db.close();
+    }
     parentPort.postMessage({ closed: m.close });
   } else {
     clearInterval(timer);
