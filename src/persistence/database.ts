@@ -230,9 +230,12 @@ export async function openDatabase<E extends EntitySchemas>(
     },
     async close() {
       guard?.close();
-      if (dataSource.isInitialized) await dataSource.destroy();
-      // Joined here: nothing of the database is left running once close resolves.
-      await checkpointer?.close();
+      try {
+        if (dataSource.isInitialized) await dataSource.destroy();
+      } finally {
+        // Joined here: nothing of the database is left running once close settles.
+        await checkpointer?.close();
+      }
     },
   };
 }
