@@ -91,9 +91,12 @@ export class SqliteBlobStore implements BlobStore {
    * connection to close checkpoints the write-ahead log into the database file).
    */
   async close(): Promise<void> {
-    this.flush();
-    if (this.db.open) this.db.close();
-    await this.checkpointer.close();
+    try {
+      this.flush();
+      if (this.db.open) this.db.close();
+    } finally {
+      await this.checkpointer.close();
+    }
   }
 
   private bodyOf(key: string): Buffer | null {
