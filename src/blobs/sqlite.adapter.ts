@@ -2,6 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import Database from 'better-sqlite3';
+import type { Logger } from '../logger';
+import { SqliteCheckpointer } from '../persistence/sqlite-checkpointer';
 import { BlobStoreUnavailableError, contentTypeOf, type BlobObject, type BlobStore } from './blob-store.port';
 import { FilesystemBlobStore } from './filesystem.adapter';
 
@@ -27,6 +29,7 @@ interface PendingWrites {
  * (a turn's instruction and file versions, the payloads of many turns under load) share one
  * transaction, written on the next check phase: one commit instead of one per object. A put
  * resolves once its transaction committed; until then reads of its key see the new body.
+ * The WAL is checkpointed on a worker thread (SqliteCheckpointer), not inside these commits.
  */
 export class SqliteBlobStore implements BlobStore {
   private readonly db: Database.Database;
@@ -34,15 +37,18 @@ export class SqliteBlobStore implements BlobStore {
   private readonly select: Database.Statement<[string], Row>;
   private readonly files: FilesystemBlobStore;
   private readonly writeAll: Database.Transaction<(bodies: Map<string, Buffer>) => void>;
+  private readonly checkpointer: SqliteCheckpointer;
   private pending: PendingWrites | null = null;
 
-  constructor(dataDir: string) {
+  constructor(dataDir: string, logger: Logger) {
     const dir = resolve(dataDir);
     mkdirSync(dir, { recursive: true });
-    this.db = new Database(join(dir, 'blobs.sqlite'));
+    const file = join(dir, 'blobs.sqlite');
+    this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.exec('CREATE TABLE IF NOT EXISTS blobs (key TEXT PRIMARY KEY NOT NULL, body BLOB NOT NULL)');
+    this.checkpointer = new SqliteCheckpointer(file, this.db, logger);
     this.upsert = this.db.prepare('INSERT INTO blobs (key, body) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET body = excluded.body');
     this.select = this.db.prepare('SELECT body FROM blobs WHERE key = ?');
     this.files = new FilesystemBlobStore(dir);
@@ -80,10 +86,17 @@ export class SqliteBlobStore implements BlobStore {
     this.db.prepare('SELECT 1').get();
   }
 
-  /** Writes what is pending, checkpoints the write-ahead log into the database file and closes it. */
+  /**
+   * Writes what is pending and closes the database, then stops the checkpointer (the last
+   * connection to close checkpoints the write-ahead log into the database file).
+   */
   async close(): Promise<void> {
-    this.flush();
-    if (this.db.open) this.db.close();
+    try {
+      this.flush();
+      if (this.db.open) this.db.close();
+    } finally {
+      await this.checkpointer.close();
+    }
   }
 
   private bodyOf(key: string): Buffer | null {

@@ -8,6 +8,7 @@ import { dialectOf, type Dialect } from './dialect';
 import { migrations } from './migrations';
 import { MysqlStoreGuard } from './mysql-store-guard';
 import { SqliteWriter } from './sqlite-writer';
+import { SqliteCheckpointer, type SqliteConnection } from './sqlite-checkpointer';
 
 export interface DatabaseOptions {
   /** mysql://user:pass@host:port/db; absent means the embedded SQLite file under dataDir. */
@@ -133,6 +134,8 @@ export async function openDatabase<E extends EntitySchemas>(
     logger: new OrmLog(options.logger, options.onQuery),
   };
   let dataSource: DataSource;
+  // The embedded database's file and connection (prepareDatabase hands it over), for its checkpointer.
+  const embedded: { file?: string; connection?: SqliteConnection } = {};
   if (options.databaseUrl) {
     dataSource = new DataSource({
       ...common,
@@ -156,22 +159,27 @@ export async function openDatabase<E extends EntitySchemas>(
     });
   } else {
     mkdirSync(options.dataDir, { recursive: true });
+    embedded.file = join(options.dataDir, 'gateway.sqlite');
     dataSource = new DataSource({
       ...common,
       type: 'better-sqlite3',
-      database: join(options.dataDir, 'gateway.sqlite'),
+      database: embedded.file,
       // WAL with synchronous=NORMAL: a commit is one write to the WAL, fsynced at checkpoints
       // instead of at every commit (FULL's fsync per commit serialised every turn change behind
       // the disk). A crash of the gateway loses nothing; a power loss may lose the last commits,
-      // never consistency (README, "Embedded database").
+      // never consistency (README, "Embedded database"). Checkpoints run on a worker thread
+      // (SqliteCheckpointer), not inside this connection's commits.
       enableWAL: true,
-      prepareDatabase: (db: { pragma(source: string): unknown }) => {
+      prepareDatabase: (db: SqliteConnection) => {
         db.pragma('synchronous = NORMAL');
+        embedded.connection = db;
       },
     });
   }
   // Migrations run here, before the guard: a long ALTER must not hit the statement deadline.
   await dataSource.initialize();
+  const checkpointer =
+    embedded.file && embedded.connection ? new SqliteCheckpointer(embedded.file, embedded.connection, options.logger) : null;
   let guard: MysqlStoreGuard | null = null;
   if (options.databaseUrl) {
     guard = new MysqlStoreGuard({
@@ -218,7 +226,12 @@ export async function openDatabase<E extends EntitySchemas>(
     async close() {
       guard?.close();
       await writer?.settled();
-      if (dataSource.isInitialized) await dataSource.destroy();
+      try {
+        if (dataSource.isInitialized) await dataSource.destroy();
+      } finally {
+        // Joined here: nothing of the database is left running once close settles.
+        await checkpointer?.close();
+      }
     },
   };
 }

@@ -1,0 +1,252 @@
+import { Worker } from 'node:worker_threads';
+import type { Logger } from '../logger';
+
+/** The connection a store writes through: better-sqlite3's (TypeORM's prepareDatabase hands it over too). */
+export interface SqliteConnection {
+  readonly open: boolean;
+  pragma(source: string): unknown;
+}
+
+/**
+ * WAL frames (pages) not yet copied past which the worker checkpoints: SQLite's own default
+ * threshold, so at a light load, where the worker copies all of the WAL between commits and
+ * the next commit starts it over (with one fsync of its header, on the thread that commits),
+ * that happens no more often than before.
+ */
+const CHECKPOINT_FRAMES = 1000;
+/** How often the worker looks at each WAL: a few small reads of its file. */
+const POLL_MS = 100;
+/**
+ * The main connection's own checkpoint threshold while the worker runs. Under a steady stream
+ * of commits the worker never copies the last frames (more land while it copies), and SQLite
+ * starts a WAL over only once all of it was copied: the main connection's checkpoint at this
+ * threshold, of what the worker has not copied yet (about 1,000 frames or one poll's worth), then
+ * lets the WAL start over, every ~40 MB instead of every 4 MB. It also bounds a WAL the worker
+ * falls behind on.
+ */
+const MAIN_THRESHOLD_PAGES = 10_000;
+/**
+ * journal_size_limit: a WAL file grown past this (the worker fell behind, a reader held a
+ * checkpoint up) is cut back to it when it starts over. Below it the file is reused: writing
+ * over a file costs less than growing it.
+ */
+const WAL_FILE_LIMIT_BYTES = 64 * 1024 * 1024;
+/** SQLite's default threshold, back on the main connection if the worker cannot checkpoint its database. */
+const DEFAULT_PAGES = 1000;
+
+/** What the main thread tells the worker. */
+type ToWorker = { readonly open: number; readonly file: string } | { readonly close: number } | { readonly stop: true };
+/** What the worker answers: a connection closed, or a database it failed on (`fatal`: it could not open it). */
+type FromWorker = { readonly closed: number } | { readonly failed: number; readonly error: string; readonly fatal: boolean };
+
+/**
+ * The worker's script, plain JavaScript handed over as text: it runs the same from dist/ and
+ * under ts-jest, which would hand a worker a .ts file plain node cannot run. It checkpoints
+ * through its own connection to each database, once the WAL holds CHECKPOINT_FRAMES more
+ * frames than its last checkpoint copied. How many frames the WAL holds it reads from the
+ * -wal file (https://www.sqlite.org/fileformat2.html#walformat): the frames written since the
+ * WAL last started over carry the salt of its header; the older ones after them in the file,
+ * another. It never opens the -shm file, on which SQLite holds POSIX locks (closing any
+ * descriptor of a file drops the process's locks on it); SQLite locks nothing in the -wal file.
+ */
+const WORKER_SCRIPT = `
+'use strict';
+const { parentPort, workerData } = require('node:worker_threads');
+const { closeSync, fstatSync, openSync, readSync } = require('node:fs');
+const Database = require(workerData.driver);
+const { checkpointFrames, pollMs } = workerData;
+const databases = new Map();
+const failure = (e) => (e instanceof Error ? e.stack || e.message : String(e));
+const header = Buffer.alloc(32);
+const salt = Buffer.alloc(8);
+
+/** The WAL's frames since it last started over, and its salt (null before any). */
+function framesOf(d) {
+  if (d.wal === null) {
+    try {
+      d.wal = openSync(d.file + '-wal', 'r');
+    } catch {
+      return { frames: 0, salt: null };
+    }
+  }
+  if (readSync(d.wal, header, 0, 32, 0) < 32) return { frames: 0, salt: null };
+  const frameBytes = header.readUInt32BE(8) + 24;
+  const current = header.subarray(16, 24);
+  const isCurrent = (i) => readSync(d.wal, salt, 0, 8, 32 + i * frameBytes + 8) === 8 && salt.equals(current);
+  // Frames [0, low) are the current WAL's, [high, total) older ones.
+  let low = 0;
+  let high = Math.floor((fstatSync(d.wal).size - 32) / frameBytes);
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (isCurrent(mid)) low = mid + 1;
+    else high = mid;
+  }
+  return { frames: low, salt: current.toString('hex') };
+}
+
+const timer = setInterval(() => {
+  for (const [id, d] of databases) {
+    try {
+      const wal = framesOf(d);
+      const copied = wal.salt === d.salt ? d.copied : 0;
+      if (wal.frames - copied < checkpointFrames) continue;
+      const [result] = d.db.pragma('wal_checkpoint(PASSIVE)');
+      d.salt = wal.salt;
+      d.copied = result.checkpointed;
+      d.failing = false;
+    } catch (e) {
+      // Once until a checkpoint succeeds again, not at every poll.
+      if (!d.failing) parentPort.postMessage({ failed: id, error: failure(e), fatal: false });
+      d.failing = true;
+    }
+  }
+}, pollMs);
+
+parentPort.on('message', (m) => {
+  if (m.open !== undefined) {
+    try {
+      const db = new Database(m.file, { fileMustExist: true });
+      databases.set(m.open, { file: m.file, db, wal: null, salt: null, copied: 0, failing: false });
+    } catch (e) {
+      parentPort.postMessage({ failed: m.open, error: failure(e), fatal: true });
+    }
+  } else if (m.close !== undefined) {
+    const d = databases.get(m.close);
+    databases.delete(m.close);
+    if (d) {
+      if (d.wal !== null) closeSync(d.wal);
+      d.db.close();
+    }
+    parentPort.postMessage({ closed: m.close });
+  } else {
+    clearInterval(timer);
+    parentPort.close();
+  }
+});
+`;
+
+/** A database the worker checkpoints, as the main thread knows it. */
+interface Checkpointed {
+  readonly file: string;
+  readonly main: SqliteConnection;
+  readonly logger: Logger;
+}
+
+/**
+ * The one worker thread of the process (a thread costs about 10 MB), with a connection of its
+ * own to each database it checkpoints; started with the first checkpointer, stopped and joined
+ * with the last.
+ */
+class CheckpointThread {
+  private readonly worker: Worker;
+  private readonly databases = new Map<number, Checkpointed>();
+  private readonly closing = new Map<number, () => void>();
+  private readonly exited: Promise<void>;
+  private running = true;
+  private stopped = false;
+  private error: unknown = null;
+
+  constructor() {
+    this.worker = new Worker(WORKER_SCRIPT, {
+      eval: true,
+      workerData: { driver: require.resolve('better-sqlite3'), checkpointFrames: CHECKPOINT_FRAMES, pollMs: POLL_MS },
+    });
+    this.worker.on('message', (m: FromWorker) => this.received(m));
+    this.worker.on('error', (e) => {
+      this.error = e;
+    });
+    this.exited = new Promise((resolve) =>
+      this.worker.once('exit', (code) => {
+        this.running = false;
+        if (thread === this) thread = null;
+        for (const done of this.closing.values()) done();
+        if (!this.stopped) {
+          for (const d of this.databases.values()) {
+            fallBack(d, { err: this.error, code }, 'the sqlite wal checkpoint worker stopped; the main connection checkpoints again');
+          }
+        }
+        resolve();
+      }),
+    );
+  }
+
+  add(id: number, database: Checkpointed): void {
+    this.databases.set(id, database);
+    this.send({ open: id, file: database.file });
+  }
+
+  /** Resolves once the worker closed its connection to the database; and exited, if it was the last. */
+  async remove(id: number): Promise<void> {
+    if (this.running) {
+      await new Promise<void>((resolve) => {
+        this.closing.set(id, resolve);
+        this.send({ close: id });
+      });
+    }
+    this.closing.delete(id);
+    this.databases.delete(id);
+    if (this.databases.size > 0) return;
+    // A checkpointer started from now on starts a thread of its own.
+    if (thread === this) thread = null;
+    if (this.running && !this.stopped) {
+      this.stopped = true;
+      this.send({ stop: true });
+    }
+    await this.exited;
+  }
+
+  private send(message: ToWorker): void {
+    this.worker.postMessage(message);
+  }
+
+  private received(m: FromWorker): void {
+    if ('closed' in m) {
+      this.closing.get(m.closed)?.();
+      return;
+    }
+    const d = this.databases.get(m.failed);
+    if (!d) return;
+    if (m.fatal) fallBack(d, { err: m.error }, 'the sqlite wal checkpoint worker cannot open the database; the main connection checkpoints again');
+    else d.logger.error({ err: m.error, file: d.file }, 'sqlite wal checkpoint failed');
+  }
+}
+
+/** The main connection checkpoints by itself again, at SQLite's default threshold. */
+function fallBack(d: Checkpointed, details: object, message: string): void {
+  if (d.main.open) d.main.pragma(`wal_autocheckpoint = ${DEFAULT_PAGES}`);
+  d.logger.error({ ...details, file: d.file }, message);
+}
+
+let thread: CheckpointThread | null = null;
+let lastId = 0;
+
+/**
+ * Checkpoints an embedded SQLite database's write-ahead log on a worker thread, so the thread
+ * that commits no longer does: an automatic checkpoint (copying the WAL into the database
+ * file, with an fsync of each) ran inside the COMMIT that crossed the threshold, on the event
+ * loop, doubling the average commit and sometimes taking 30 ms. The worker's checkpoints are
+ * PASSIVE: they never wait for, nor block, the main connection. If the worker cannot
+ * checkpoint the database, that is logged and the main connection checkpoints itself again.
+ */
+export class SqliteCheckpointer {
+  private readonly id = ++lastId;
+  private readonly thread: CheckpointThread;
+  private closed: Promise<void> | null = null;
+
+  /** Starts checkpointing `file`, the database `main` (in WAL mode) is connected to. */
+  constructor(file: string, main: SqliteConnection, logger: Logger) {
+    main.pragma(`journal_size_limit = ${WAL_FILE_LIMIT_BYTES}`);
+    main.pragma(`wal_autocheckpoint = ${MAIN_THRESHOLD_PAGES}`);
+    thread ??= new CheckpointThread();
+    this.thread = thread;
+    this.thread.add(this.id, { file, main, logger });
+  }
+
+  /**
+   * Resolves once the worker's connection to the database is closed (the last connection to
+   * close checkpoints and removes the WAL), and the worker has exited if nothing else uses it.
+   */
+  close(): Promise<void> {
+    return (this.closed ??= this.thread.remove(this.id));
+  }
+}
