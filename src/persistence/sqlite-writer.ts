@@ -17,22 +17,21 @@ interface Member {
 
 /**
  * The embedded database's one writer. SQLite has one connection here, so its transactions run
- * one after another; plain-statement transactions that queue up behind each other, or are
- * asked for by the callbacks of one event-loop turn, share one COMMIT (group commit). A COMMIT
- * writes every page the transaction dirtied to the WAL, and a turn's transactions dirty mostly
- * the same pages (the turns, events and sessions tables' last leaves and the event counter),
- * so a shared COMMIT writes them once. Each grouped transaction but the group's first runs in
- * its own savepoint, so one that fails rolls back alone (the first fails before any other has
- * joined); each caller hears of its success only once the shared COMMIT is done, so nothing is
- * reported, or published, before it is durable. ORM transactions (TypeORM's EntityManager)
- * run alone, after the open group has committed.
+ * one after another; plain-statement transactions that queue up behind each other (while one
+ * runs others are asked for, as each of its statements is an await) share one COMMIT (group
+ * commit). A COMMIT writes every page the transaction dirtied to the WAL, and a turn's
+ * transactions dirty mostly the same pages (the turns, events and sessions tables' last leaves
+ * and the event counter), so a shared COMMIT writes them once. Each grouped transaction but the
+ * group's first runs in its own savepoint, so one that fails rolls back alone (the first fails
+ * before any other has joined); each caller hears of its success only once the shared COMMIT
+ * is done, so nothing is reported, or published, before it is durable. ORM transactions
+ * (TypeORM's EntityManager) run alone, after the open group has committed.
  */
 export class SqliteWriter<Tx> {
   private readonly jobs: Job[] = [];
   private running = false;
   /** Members of the open transaction; null when none is open. */
   private group: Member[] | null = null;
-  private commitQueued = false;
 
   /** `tx` is what grouped work runs its statements through (on `runner`, the one connection). */
   constructor(
@@ -69,8 +68,13 @@ export class SqliteWriter<Tx> {
     if (this.running) return;
     this.running = true;
     try {
-      for (let job = this.jobs.shift(); job; job = this.jobs.shift()) {
-        if (job.kind === 'grouped') {
+      for (;;) {
+        const job = this.jobs.shift();
+        if (!job) {
+          // Nothing waits: the group commits (what is asked for meanwhile waits for the next one).
+          if (!this.group) break;
+          await this.commit();
+        } else if (job.kind === 'grouped') {
           await this.join(job);
           if (this.group && this.group.length >= MAX_GROUP) await this.commit();
         } else {
@@ -81,15 +85,6 @@ export class SqliteWriter<Tx> {
       }
     } finally {
       this.running = false;
-    }
-    // Nothing waits now: the group commits once this event-loop turn's other callbacks have had their chance to join.
-    if (this.group && !this.commitQueued) {
-      this.commitQueued = true;
-      setImmediate(() => {
-        this.commitQueued = false;
-        this.jobs.push({ kind: 'commit' });
-        void this.drain();
-      });
     }
   }
 
