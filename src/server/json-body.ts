@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import express, { type Request, type RequestHandler } from 'express';
 
 /** What nearly every client sends: JSON in UTF-8 (the default), not compressed. */
@@ -37,7 +38,9 @@ export function jsonBody(limit: number): RequestHandler {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
-    const finish = (error: Error | null) => {
+    // Bound to this request's async context (as raw-body binds its callback): the stream's events
+    // run in the socket's, and the handlers after this one must see the request's trace span.
+    const finish = AsyncResource.bind((error: Error | null) => {
       if (done) return;
       done = true;
       req.removeListener('data', onData);
@@ -53,7 +56,7 @@ export function jsonBody(limit: number): RequestHandler {
         return;
       }
       next();
-    };
+    });
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) finish(bodyError(413, 'entity.too.large', 'request entity too large'));
