@@ -166,18 +166,6 @@ export function costVerdict(
   };
 }
 
-/** The error for an operation over the limit (or too intricate to estimate); null when it may run. */
-export function checkCost(
-  schema: GraphQLSchema,
-  maxCost: number,
-  document: DocumentNode,
-  operationName: string | null | undefined,
-  variables: Readonly<Record<string, unknown>> | null | undefined,
-): GraphQLError | null {
-  const verdict = costVerdict(schema, maxCost, document, operationName, variables);
-  return verdict.kind === 'refused' ? verdict.error : null;
-}
-
 /**
  * The variables whose values can change an estimate: those a page argument (`first`, `last`)
  * or a directive (`@include`, `@skip`) reads. `fieldCost` reads no other argument, so any

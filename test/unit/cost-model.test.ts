@@ -1,13 +1,18 @@
 import { getNullableType, isListType, isObjectType, parse } from 'graphql';
 import { DEFAULT_MAX_COST } from '../../src/config';
 import * as costModel from '../../src/graphql/cost';
-import { checkCost, costVariables, LIST_SIZES, operationCost } from '../../src/graphql/cost';
+import { costVariables, costVerdict, LIST_SIZES, operationCost } from '../../src/graphql/cost';
 import { createProtection } from '../../src/graphql/protection';
 import { gatewaySchema } from '../../src/graphql/schema';
 
 const schema = gatewaySchema();
 const cost = (query: string, variables: Record<string, unknown> = {}, operationName?: string) =>
   operationCost(schema, parse(query), operationName, variables);
+/** The refusal, or null when the operation may run (within the limit, or left to execution). */
+const checkCost = (...args: Parameters<typeof costVerdict>) => {
+  const verdict = costVerdict(...args);
+  return verdict.kind === 'refused' ? verdict.error : null;
+};
 
 describe('the cost model', () => {
   // agentSession 1 + turns (1 + page × edges (1 + (1 + node (1 + id 1)))) = 2 + 4 × page
