@@ -1,6 +1,7 @@
 import type { TurnRecord } from '../domain/turn';
 import type { TurnStatus } from '../domain/turn-status';
-import type { Database, SqlResult, Statement } from '../persistence/database';
+import type { Database } from '../persistence/database';
+import type { SqlResult, Statement } from '../persistence/sql';
 import type { Dialect } from '../persistence/dialect';
 import type { TurnStatusEvent } from './turn-events';
 

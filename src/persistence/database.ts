@@ -1,12 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { createConnection } from 'mysql2/promise';
 import { DataSource, type EntityManager, type EntitySchema, type Logger as OrmLogger, type QueryRunner } from 'typeorm';
 import type { Logger } from '../logger';
-import { isDeadlock, StoreUnavailableError, typedStoreError } from './db-errors';
-import { dialectOf, type Dialect } from './dialect';
+import { isDeadlock, typedStoreError } from './db-errors';
+import type { Dialect } from './dialect';
 import { migrations } from './migrations';
+import { mysqlTransaction, probeMysqlDialect, ReadBatcher } from './mysql-sql';
 import { MysqlStoreGuard } from './mysql-store-guard';
+import type { SqlResult, SqlTransaction, SqlValue, Statement } from './sql';
 import { SqliteWriter } from './sqlite-writer';
 import { SqliteCheckpointer, type SqliteConnection } from './sqlite-checkpointer';
 
@@ -36,45 +37,6 @@ export interface PoolUse {
   readonly idle: number;
   /** Statements waiting for a connection. */
   readonly waiting: number;
-}
-
-/** A value a plain statement binds: Dates and booleans are converted for the dialect (see `Sql`). */
-export type SqlValue = string | number | boolean | Date | null;
-
-/** One plain statement and its parameters. */
-export interface Statement {
-  readonly sql: string;
-  readonly params: readonly SqlValue[];
-}
-
-/** What one statement returned. */
-export interface SqlResult {
-  /** A SELECT's rows (or those of a statement with RETURNING); empty for other statements. */
-  readonly rows: readonly unknown[];
-  /** MySQL: the insert id, which `LAST_INSERT_ID(expr)` sets too; SQLite: the last rowid. */
-  readonly insertId: number;
-}
-
-/**
- * Plain SQL for the hot write path, written out once (no query builder, no entity
- * hydration): `?` placeholders on both dialects, unquoted identifiers, rows as the driver
- * hands them out (sessions/raw-values.ts reads them). Statements still pass the wrapper every
- * statement passes: typed store errors, the statement observer (metrics, traces), the onQuery
- * hook, and SQLite's prepared-statement cache. Dates are bound as UTC datetime text on SQLite
- * (the format TypeORM writes) and as Dates on MySQL (the pool's timezone is UTC); booleans as 0/1.
- */
-export interface Sql {
-  rows<R>(statement: string, params?: readonly SqlValue[]): Promise<R[]>;
-}
-
-/** A transaction of plain statements (Database.sqlTransaction). */
-export interface SqlTransaction extends Sql {
-  /**
-   * Runs `statements` in order and commits: the transaction's last call. On MySQL they go
-   * to the server with the COMMIT in one round trip (a multi-statement query), so the locks
-   * they take are held for no round trip at all; on SQLite (in-process) one after another.
-   */
-  commitWith(statements: readonly Statement[]): Promise<SqlResult[]>;
 }
 
 /** Entity schemas by the name their feature reads them by; each feature brings its own. */
@@ -203,7 +165,6 @@ export async function openDatabase<E extends EntitySchemas>(
     entities,
     transaction,
     sqlTransaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
-      // A transaction's manager always has its query runner.
       if (writer) return writer.grouped(work);
       return retryDeadlocks(() => mysqlTransaction(dataSource.createQueryRunner('master'), work));
     },
@@ -284,108 +245,6 @@ function sqliteTransaction(runner: QueryRunner): SqlTransaction {
 }
 
 /**
- * One MySQL transaction on one pooled connection, its statements sent in as few round trips
- * as the work allows: START TRANSACTION rides with the first statement, COMMIT with the last
- * ones (the pool allows multi-statement queries for this; every statement binds its values
- * through placeholders). Whatever fails or throws before the COMMIT rolls back.
- */
-async function mysqlTransaction<T>(runner: QueryRunner, work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
-  const at: { state: 'new' | 'open' | 'committed' } = { state: 'new' };
-  const send = async (statements: readonly Statement[], commit: boolean): Promise<SqlResult[]> => {
-    if (at.state === 'committed') throw new Error('the transaction has already committed');
-    const texts = statements.map((s) => s.sql);
-    const begins = at.state === 'new';
-    if (begins) texts.unshift('START TRANSACTION');
-    if (commit) texts.push('COMMIT');
-    at.state = 'open';
-    const raw = await runner.query(texts.join(';\n'), statements.flatMap((s) => s.params));
-    if (commit) at.state = 'committed';
-    const all = texts.length === 1 ? [raw] : (raw as unknown[]);
-    const first = begins ? 1 : 0;
-    return all.slice(first, first + statements.length).map(mysqlResult);
-  };
-  try {
-    const result = await work({
-      async rows<R>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
-        const [r] = await send([{ sql, params }], false);
-        return (r?.rows ?? []) as R[];
-      },
-      commitWith: (statements) => send(statements, true),
-    });
-    if (at.state === 'open') await send([], true);
-    return result;
-  } catch (e) {
-    if (at.state === 'open') await runner.query('ROLLBACK').catch(() => undefined);
-    throw e;
-  } finally {
-    await runner.release();
-  }
-}
-
-/** Statements of one multi-statement read at most: the query text stays small, one slow batch delays few. */
-const MAX_BATCH = 32;
-
-interface PendingRead {
-  readonly statement: Statement;
-  resolve(rows: unknown[]): void;
-  reject(error: unknown): void;
-}
-
-/**
- * Database.read on MySQL: collects the reads asked for before the current tick ends and
- * sends them as one multi-statement query (the pool allows them; every value is bound
- * through placeholders). The tick, not the event-loop turn: reads from other requests seldom
- * join, so the batch's statement observer (its trace span) stays in the asking request's
- * trace. When a batch fails with anything but an unreachable store, its reads run again one
- * by one, so each caller gets its own statement's answer or error, not a neighbour's.
- */
-class ReadBatcher {
-  private pending: PendingRead[] = [];
-
-  constructor(private readonly dataSource: DataSource) {}
-
-  read(sql: string, params: readonly SqlValue[]): Promise<unknown[]> {
-    return new Promise((resolve, reject) => {
-      // Runs once the pending microtasks have: the reads started side by side (a Promise.all) join.
-      if (this.pending.length === 0) process.nextTick(() => this.flush());
-      this.pending.push({ statement: { sql, params }, resolve, reject });
-    });
-  }
-
-  private flush(): void {
-    const all = this.pending;
-    this.pending = [];
-    for (let i = 0; i < all.length; i += MAX_BATCH) void this.send(all.slice(i, i + MAX_BATCH));
-  }
-
-  private async send(batch: readonly PendingRead[]): Promise<void> {
-    const [only] = batch;
-    if (batch.length === 1 && only) {
-      await this.dataSource.query(only.statement.sql, [...only.statement.params]).then(only.resolve, only.reject);
-      return;
-    }
-    let raw: unknown;
-    try {
-      raw = await this.dataSource.query(
-        batch.map((r) => r.statement.sql).join(';\n'),
-        batch.flatMap((r) => r.statement.params),
-      );
-    } catch (e) {
-      if (e instanceof StoreUnavailableError) for (const r of batch) r.reject(e);
-      else for (const r of batch) void this.send([r]);
-      return;
-    }
-    const results = raw as unknown[][];
-    batch.forEach((r, i) => r.resolve(results[i] ?? []));
-  }
-}
-
-function mysqlResult(raw: unknown): SqlResult {
-  if (Array.isArray(raw)) return { rows: raw, insertId: 0 };
-  return { rows: [], insertId: Number((raw as { insertId?: number | string }).insertId ?? 0) };
-}
-
-/**
  * Every statement goes through a query runner, so this is where "the database cannot be
  * reached" becomes one typed error (StoreUnavailableError, SERVICE_UNAVAILABLE) for every
  * caller; other errors pass unchanged.
@@ -422,18 +281,6 @@ interface MysqlPoolInternals {
   readonly _allConnections?: { readonly length: number };
   readonly _freeConnections?: { readonly length: number };
   readonly _connectionQueue?: { readonly length: number };
-}
-
-/** TypeORM wants to know up front whether it talks to MariaDB; the server says so itself. */
-async function probeMysqlDialect(url: string, connectTimeout: number): Promise<Dialect> {
-  const conn = await createConnection({ uri: url, connectTimeout });
-  try {
-    const [rows] = await conn.query('SELECT VERSION() AS v');
-    const version = String((rows as { v: string }[])[0]?.v ?? '');
-    return dialectOf(version.toLowerCase().includes('mariadb') ? 'mariadb' : 'mysql');
-  } finally {
-    await conn.end();
-  }
 }
 
 class OrmLog implements OrmLogger {

@@ -3,7 +3,7 @@ import type { SessionRecord } from '../domain/session';
 import { NO_REQUEST_METADATA } from '../domain/request-metadata';
 import type { TurnRecord } from '../domain/turn';
 import type { TurnStatus } from '../domain/turn-status';
-import type { SqlValue, Statement } from '../persistence/database';
+import type { SqlValue, Statement } from '../persistence/sql';
 import { booleanOf, dateOf, nullableDateOf, nullableNumberOf } from './raw-values';
 import type { SessionRow, TurnRow } from './session.entities';
 

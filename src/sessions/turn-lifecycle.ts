@@ -32,7 +32,8 @@ import type { TurnStatus } from '../domain/turn-status';
 import { canManage } from '../domain/visibility';
 import type { EventLogWriter } from '../events/event-log-writer';
 import type { TurnEventSink, TurnStatusEvent } from '../events/turn-events';
-import type { Database, SqlTransaction, Statement } from '../persistence/database';
+import type { Database } from '../persistence/database';
+import type { SqlTransaction, Statement } from '../persistence/sql';
 import type { ProvenanceEntities } from './provenance.entities';
 import {
   INSERT_SESSION,

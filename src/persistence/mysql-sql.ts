@@ -1,0 +1,119 @@
+import { createConnection } from 'mysql2/promise';
+import type { DataSource, QueryRunner } from 'typeorm';
+import { StoreUnavailableError } from './db-errors';
+import { dialectOf, type Dialect } from './dialect';
+import type { SqlResult, SqlTransaction, SqlValue, Statement } from './sql';
+
+/**
+ * One MySQL transaction on one pooled connection, its statements sent in as few round trips
+ * as the work allows: START TRANSACTION rides with the first statement, COMMIT with the last
+ * ones (the pool allows multi-statement queries for this; every statement binds its values
+ * through placeholders). Whatever fails or throws before the COMMIT rolls back.
+ */
+export async function mysqlTransaction<T>(runner: QueryRunner, work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
+  const at: { state: 'new' | 'open' | 'committed' } = { state: 'new' };
+  const send = async (statements: readonly Statement[], commit: boolean): Promise<SqlResult[]> => {
+    if (at.state === 'committed') throw new Error('the transaction has already committed');
+    const texts = statements.map((s) => s.sql);
+    const begins = at.state === 'new';
+    if (begins) texts.unshift('START TRANSACTION');
+    if (commit) texts.push('COMMIT');
+    at.state = 'open';
+    const raw = await runner.query(texts.join(';\n'), statements.flatMap((s) => s.params));
+    if (commit) at.state = 'committed';
+    const all = texts.length === 1 ? [raw] : (raw as unknown[]);
+    const first = begins ? 1 : 0;
+    return all.slice(first, first + statements.length).map(mysqlResult);
+  };
+  try {
+    const result = await work({
+      async rows<R>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
+        const [r] = await send([{ sql, params }], false);
+        return (r?.rows ?? []) as R[];
+      },
+      commitWith: (statements) => send(statements, true),
+    });
+    if (at.state === 'open') await send([], true);
+    return result;
+  } catch (e) {
+    if (at.state === 'open') await runner.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  } finally {
+    await runner.release();
+  }
+}
+
+/** Statements of one multi-statement read at most: the query text stays small, one slow batch delays few. */
+const MAX_BATCH = 32;
+
+interface PendingRead {
+  readonly statement: Statement;
+  resolve(rows: unknown[]): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Database.read on MySQL: collects the reads asked for before the current tick ends and
+ * sends them as one multi-statement query (the pool allows them; every value is bound
+ * through placeholders). The tick, not the event-loop turn: reads from other requests seldom
+ * join, so the batch's statement observer (its trace span) stays in the asking request's
+ * trace. When a batch fails with anything but an unreachable store, its reads run again one
+ * by one, so each caller gets its own statement's answer or error, not a neighbour's.
+ */
+export class ReadBatcher {
+  private pending: PendingRead[] = [];
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  read(sql: string, params: readonly SqlValue[]): Promise<unknown[]> {
+    return new Promise((resolve, reject) => {
+      // Runs once the pending microtasks have: the reads started side by side (a Promise.all) join.
+      if (this.pending.length === 0) process.nextTick(() => this.flush());
+      this.pending.push({ statement: { sql, params }, resolve, reject });
+    });
+  }
+
+  private flush(): void {
+    const all = this.pending;
+    this.pending = [];
+    for (let i = 0; i < all.length; i += MAX_BATCH) void this.send(all.slice(i, i + MAX_BATCH));
+  }
+
+  private async send(batch: readonly PendingRead[]): Promise<void> {
+    const [only] = batch;
+    if (batch.length === 1 && only) {
+      await this.dataSource.query(only.statement.sql, [...only.statement.params]).then(only.resolve, only.reject);
+      return;
+    }
+    let raw: unknown;
+    try {
+      raw = await this.dataSource.query(
+        batch.map((r) => r.statement.sql).join(';\n'),
+        batch.flatMap((r) => r.statement.params),
+      );
+    } catch (e) {
+      if (e instanceof StoreUnavailableError) for (const r of batch) r.reject(e);
+      else for (const r of batch) void this.send([r]);
+      return;
+    }
+    const results = raw as unknown[][];
+    batch.forEach((r, i) => r.resolve(results[i] ?? []));
+  }
+}
+
+function mysqlResult(raw: unknown): SqlResult {
+  if (Array.isArray(raw)) return { rows: raw, insertId: 0 };
+  return { rows: [], insertId: Number((raw as { insertId?: number | string }).insertId ?? 0) };
+}
+
+/** TypeORM wants to know up front whether it talks to MariaDB; the server says so itself. */
+export async function probeMysqlDialect(url: string, connectTimeout: number): Promise<Dialect> {
+  const conn = await createConnection({ uri: url, connectTimeout });
+  try {
+    const [rows] = await conn.query('SELECT VERSION() AS v');
+    const version = String((rows as { v: string }[])[0]?.v ?? '');
+    return dialectOf(version.toLowerCase().includes('mariadb') ? 'mariadb' : 'mysql');
+  } finally {
+    await conn.end();
+  }
+}
