@@ -179,9 +179,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(redisKeyPrefix)) {
     throw new ConfigError('REDIS_KEY_PREFIX must be 1-64 characters of A-Z a-z 0-9 : _ . -');
   }
-  if (databaseUrl && !/^(mysql|mariadb):\/\//.test(databaseUrl)) {
-    throw new ConfigError('DATABASE_URL must be a mysql:// (or mariadb://) URL');
-  }
+  if (databaseUrl) checkDatabaseUrl(databaseUrl);
   return {
     nodeEnv,
     isProduction,
@@ -336,4 +334,14 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
     throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
   }
   return raw as T;
+}
+
+function checkDatabaseUrl(url: string): void {
+  if (!/^(mysql|mariadb):\/\//.test(url) || !URL.canParse(url)) {
+    throw new ConfigError('DATABASE_URL must be a mysql:// (or mariadb://) URL');
+  }
+  const socketPath = new URL(url).searchParams.get('socketPath');
+  if (socketPath !== null && !socketPath.startsWith('/')) {
+    throw new ConfigError("DATABASE_URL: socketPath must be the absolute path of the server's Unix socket");
+  }
 }

@@ -3,7 +3,7 @@
 // Without MySQL, Redis or Chromium the suites that need them are skipped and listed; with
 // CI=true a missing service fails the run before any test starts.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { createRequire } from 'node:module';
 import net from 'node:net';
@@ -15,15 +15,16 @@ env.TEST_MYSQL_URL ??= 'mysql://root@127.0.0.1:3306/test';
 env.TEST_REDIS_URL ??= 'redis://127.0.0.1:6379';
 env.TEST_CHROMIUM_PATH ??= '/usr/bin/chromium';
 
+/** Null when reachable; `socket` is the server's Unix socket when it is on this machine (null otherwise). */
 async function probeMysql(url) {
   const mysql = require('mysql2/promise');
   let conn;
   try {
     conn = await mysql.createConnection({ uri: url, connectTimeout: 3000 });
-    await conn.query('SELECT 1');
-    return null;
+    const [[{ socket }]] = await conn.query('SELECT @@socket AS socket');
+    return { error: null, socket: socket && existsSync(socket) ? socket : null };
   } catch (e) {
-    return e.message;
+    return { error: e.message, socket: null };
   } finally {
     await conn?.end().catch(() => {});
   }
@@ -52,9 +53,11 @@ function probeChromium(path) {
 }
 
 const problems = [];
-const mysqlError = await probeMysql(env.TEST_MYSQL_URL);
+const { error: mysqlError, socket: mysqlSocket } = await probeMysql(env.TEST_MYSQL_URL);
 env.GATEWAY_TEST_MYSQL_OK = mysqlError ? '0' : '1';
 if (mysqlError) problems.push(`MySQL at ${env.TEST_MYSQL_URL}: ${mysqlError}`);
+else if (!mysqlSocket) problems.push(`MySQL at ${env.TEST_MYSQL_URL}: its Unix socket is not on this machine`);
+env.GATEWAY_TEST_MYSQL_SOCKET = mysqlSocket ?? '';
 const redisError = await probeRedis(env.TEST_REDIS_URL);
 env.GATEWAY_TEST_REDIS_OK = redisError ? '0' : '1';
 if (redisError) problems.push(`Redis at ${env.TEST_REDIS_URL}: ${redisError}`);
@@ -82,6 +85,7 @@ function suitesNeeding(helper) {
 
 const skipped = [
   ...(mysqlError ? suitesNeeding('describeWithMysql') : []),
+  ...(mysqlSocket ? [] : suitesNeeding('describeWithMysqlSocket')),
   ...(redisError ? suitesNeeding('describeWithRedis') : []),
   ...(browserError ? suitesNeeding('describeWithBrowser') : []),
 ];

@@ -44,15 +44,24 @@ export function checkNewTurn(input: NewTurn): CheckedNewTurn {
   return { ...input, instructionSummary: summarize(input.instructionSummary), mode: requireText('mode', input.mode ?? 'ask', 64) };
 }
 
-/** A session that may take a new turn: not deleted, and (when asked) not still working on its last one. */
+/** Why `session` may not take a new turn (DD-002): it is deleted, or (when asked) still working on its last one. Null: it may. */
+export function turnRefusal(
+  session: Pick<SessionRecord, 'id' | 'isDeleted' | 'lastTurnStatus'>,
+  options: { readonly rejectIfBusy?: boolean },
+): DomainError | null {
+  if (session.isDeleted) return conflict('the session is deleted');
+  if (options.rejectIfBusy && session.lastTurnStatus === 'PENDING') {
+    return new DomainError('SESSION_BUSY', 'the session is still working on its last turn', { sessionId: session.id });
+  }
+  return null;
+}
+
 export function assertAcceptsTurn(
   session: Pick<SessionRecord, 'id' | 'isDeleted' | 'lastTurnStatus'>,
   options: { readonly rejectIfBusy?: boolean },
 ): void {
-  if (session.isDeleted) throw conflict('the session is deleted');
-  if (options.rejectIfBusy && session.lastTurnStatus === 'PENDING') {
-    throw new DomainError('SESSION_BUSY', 'the session is still working on its last turn', { sessionId: session.id });
-  }
+  const refusal = turnRefusal(session, options);
+  if (refusal) throw refusal;
 }
 
 /** DD-002A: a new PENDING turn, numbered after the session's last one; its status timestamp is its creation. */

@@ -44,6 +44,8 @@ export interface PlannerDeps {
 export interface PlannedInstruction {
   /** The session the turn joins: the request's own, or a new one the orchestrator creates (with this id). */
   readonly sessionId: string;
+  /** The existing session as read for this plan (null: a new one), for the turn write to check it is still so. */
+  readonly session: SessionRecord | null;
   readonly newSession: NewSession | null;
   readonly mode: string;
   readonly model: string;
@@ -150,6 +152,7 @@ export class InstructionPlanner {
     const ttl = this.deps.config.chainTtlSeconds;
     return {
       sessionId: scope.sessionId,
+      session: existing?.session ?? null,
       newSession: existing ? null : newSessionOf(req, contexts, scope.sessionId),
       mode: req.mode,
       model: this.deps.llm.modelFor(requestedModel),

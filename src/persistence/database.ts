@@ -5,9 +5,9 @@ import type { Logger } from '../logger';
 import { isDeadlock, typedStoreError } from './db-errors';
 import type { Dialect } from './dialect';
 import { migrations } from './migrations';
-import { mysqlTransaction, probeMysqlDialect, ReadBatcher } from './mysql-sql';
+import { mysqlSocketPath, mysqlTransaction, probeMysqlDialect, ReadBatcher } from './mysql-sql';
 import { MysqlStoreGuard } from './mysql-store-guard';
-import type { SqlResult, SqlTransaction, SqlValue, Statement } from './sql';
+import { StaleReadError, type SqlResult, type SqlTransaction, type SqlValue, type Statement } from './sql';
 import { SqliteWriter } from './sqlite-writer';
 import { SqliteCheckpointer, type SqliteConnection } from './sqlite-checkpointer';
 
@@ -103,6 +103,7 @@ export async function openDatabase<E extends EntitySchemas>(
       ...common,
       type: dialect === 'mariadb' ? 'mariadb' : 'mysql',
       url: options.databaseUrl,
+      socketPath: mysqlSocketPath(options.databaseUrl) ?? undefined,
       timezone: 'Z',
       charset: 'utf8mb4_unicode_ci',
       extra: {
@@ -218,6 +219,8 @@ const bindSqlite = (params: readonly SqlValue[]): unknown[] =>
 interface SqliteRunnerResult {
   readonly records: unknown[];
   readonly raw: unknown;
+  /** Rows a statement that returns none changed. */
+  readonly affected?: number;
 }
 
 function sqliteWriter(dataSource: DataSource): SqliteWriter<SqlTransaction> {
@@ -230,6 +233,7 @@ function sqliteWriter(dataSource: DataSource): SqliteWriter<SqlTransaction> {
 function sqliteTransaction(runner: QueryRunner): SqlTransaction {
   const exec = async (statement: Statement): Promise<SqlResult> => {
     const result = (await runner.query(statement.sql, bindSqlite(statement.params), true)) as SqliteRunnerResult;
+    if (statement.mustChangeOneRow && result.affected !== 1) throw new StaleReadError();
     return { rows: result.records, insertId: Number(result.raw ?? 0) };
   };
   return {

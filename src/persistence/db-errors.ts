@@ -33,6 +33,8 @@ export class StoreUnavailableError extends UnavailableError {
 /** MySQL's deadlock and lock-wait-timeout errors: the transaction may simply be run again. */
 const DEADLOCK_ERRNOS = new Set([1213, 1205]);
 const DUPLICATE_KEY_ERRNO = 1062;
+/** ER_TOO_MANY_ROWS: raised on purpose by the guard after an optimistic write (persistence/mysql-sql.ts). */
+const GUARD_FAILED_ERRNO = 1172;
 
 /**
  * The translation of driver errors: the only place that reads driver codes. Stores above it
@@ -45,6 +47,9 @@ export const isDeadlock = (e: unknown): boolean => {
 
 /** An INSERT lost a race for a unique key (MySQL; SQLite writers are serialised and never race). */
 export const isDuplicateKey = (e: unknown): boolean => errnoOf(e) === DUPLICATE_KEY_ERRNO;
+
+/** The guard after a statement that had to change one row found it changed none (MySQL). */
+export const isGuardFailure = (e: unknown): boolean => errnoOf(e) === GUARD_FAILED_ERRNO;
 
 function errnoOf(e: unknown): unknown {
   const err = e as { errno?: unknown; driverError?: { errno?: unknown } };

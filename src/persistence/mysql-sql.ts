@@ -1,8 +1,8 @@
 import { createConnection } from 'mysql2/promise';
 import type { DataSource, QueryRunner } from 'typeorm';
-import { StoreUnavailableError } from './db-errors';
+import { isGuardFailure, StoreUnavailableError } from './db-errors';
 import { dialectOf, type Dialect } from './dialect';
-import type { SqlResult, SqlTransaction, SqlValue, Statement } from './sql';
+import { StaleReadError, type SqlResult, type SqlTransaction, type SqlValue, type Statement } from './sql';
 
 /**
  * One MySQL transaction on one pooled connection, its statements sent in as few round trips
@@ -14,16 +14,22 @@ export async function mysqlTransaction<T>(runner: QueryRunner, work: (tx: SqlTra
   const at: { state: 'new' | 'open' | 'committed' } = { state: 'new' };
   const send = async (statements: readonly Statement[], commit: boolean): Promise<SqlResult[]> => {
     if (at.state === 'committed') throw new Error('the transaction has already committed');
-    const texts = statements.map((s) => s.sql);
-    const begins = at.state === 'new';
-    if (begins) texts.unshift('START TRANSACTION');
+    const texts: string[] = at.state === 'new' ? ['START TRANSACTION'] : [];
+    /** Where each statement's result is among the query's results. */
+    const resultAt: number[] = [];
+    for (const statement of statements) {
+      resultAt.push(texts.length);
+      texts.push(statement.sql);
+      if (statement.mustChangeOneRow) texts.push(GUARD);
+    }
     if (commit) texts.push('COMMIT');
     at.state = 'open';
-    const raw = await runner.query(texts.join(';\n'), statements.flatMap((s) => s.params));
+    const raw = await runner.query(texts.join(';\n'), statements.flatMap((s) => s.params)).catch((e: unknown) => {
+      throw isGuardFailure(e) ? new StaleReadError() : e;
+    });
     if (commit) at.state = 'committed';
     const all = texts.length === 1 ? [raw] : (raw as unknown[]);
-    const first = begins ? 1 : 0;
-    return all.slice(first, first + statements.length).map(mysqlResult);
+    return resultAt.map((i) => mysqlResult(all[i]));
   };
   try {
     const result = await work({
@@ -42,6 +48,14 @@ export async function mysqlTransaction<T>(runner: QueryRunner, work: (tx: SqlTra
     await runner.release();
   }
 }
+
+/**
+ * Follows a guarded statement (Statement.mustChangeOneRow) in the same query: two rows
+ * selected INTO a variable are an error (ER_TOO_MANY_ROWS), which stops the multi-statement
+ * query before its next statement, unless the statement before changed exactly one row.
+ * Plain SQL, the same on MySQL and MariaDB, and no round trip of its own.
+ */
+const GUARD = 'SELECT 1 FROM (SELECT 1 AS one UNION ALL SELECT 2) AS two WHERE ROW_COUNT() <> 1 INTO @gateway_guard';
 
 /** Statements of one multi-statement read at most: the query text stays small, one slow batch delays few. */
 const MAX_BATCH = 32;
@@ -104,6 +118,15 @@ export class ReadBatcher {
 function mysqlResult(raw: unknown): SqlResult {
   if (Array.isArray(raw)) return { rows: raw, insertId: 0 };
   return { rows: [], insertId: Number((raw as { insertId?: number | string }).insertId ?? 0) };
+}
+
+/**
+ * `?socketPath=/run/mysqld/mysqld.sock` on DATABASE_URL: a database on the same host, reached
+ * through its Unix socket (a quarter to a half less CPU per round trip than loopback TCP;
+ * host and port are then ignored). mysql2 reads it from the URL itself; TypeORM needs it handed over.
+ */
+export function mysqlSocketPath(url: string): string | null {
+  return new URL(url).searchParams.get('socketPath');
 }
 
 /** TypeORM wants to know up front whether it talks to MariaDB; the server says so itself. */

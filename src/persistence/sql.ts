@@ -5,6 +5,22 @@ export type SqlValue = string | number | boolean | Date | null;
 export interface Statement {
   readonly sql: string;
   readonly params: readonly SqlValue[];
+  /**
+   * An optimistic write's guard: unless this statement changes exactly one row, the
+   * transaction fails with StaleReadError before any later statement runs, and rolls back.
+   */
+  readonly mustChangeOneRow?: boolean;
+}
+
+/**
+ * A guarded statement (Statement.mustChangeOneRow) found its row changed since it was read:
+ * nothing of the transaction was kept. The writer falls back to reading under a lock.
+ */
+export class StaleReadError extends Error {
+  constructor() {
+    super('the row changed since it was read');
+    this.name = 'StaleReadError';
+  }
 }
 
 /** What one statement returned. */

@@ -8,6 +8,8 @@ import { SESSION_COLUMNS, sessionRowOf, type RawSessionRow } from './records';
 import type { SessionRow, TurnRow } from './session.entities';
 import { TURN_COLUMNS, turnRowOf, type RawTurnRow } from './turn-rows';
 
+const ADD_PARTICIPANT = 'INSERT INTO agent_session_participants (session_id, user_id, org_id, user_name, joined_date) VALUES (?, ?, ?, ?, ?)';
+
 /** The statements of one dialect, written once: MySQL locks the rows it reads; SQLite serialises its transactions. */
 function statementsFor(dialect: Dialect) {
   const lock = dialect === 'sqlite' ? '' : ' FOR UPDATE';
@@ -19,13 +21,15 @@ function statementsFor(dialect: Dialect) {
   FROM agent_sessions s WHERE s.id = ? AND s.org_id = ?${lock}`,
     session: `SELECT ${SESSION_COLUMNS} FROM agent_sessions s WHERE s.id = ? AND s.org_id = ?${lock}`,
     turn: `SELECT ${TURN_COLUMNS} FROM agent_session_turns t WHERE t.id = ? AND t.session_id = ? AND t.org_id = ?${lock}`,
+    joinIfNew:
+      dialect === 'sqlite'
+        ? `${ADD_PARTICIPANT} ON CONFLICT (session_id, user_id) DO NOTHING`
+        : `${ADD_PARTICIPANT} ON DUPLICATE KEY UPDATE user_id = user_id`,
     sessionAndTurn: `SELECT ${SESSION_COLUMNS}, ${TURN_COLUMNS}
   FROM agent_sessions s JOIN agent_session_turns t ON t.session_id = s.id AND t.org_id = s.org_id
   WHERE s.id = ? AND s.org_id = ? AND t.id = ?${lock}`,
   };
 }
-
-const ADD_PARTICIPANT = 'INSERT INTO agent_session_participants (session_id, user_id, org_id, user_name, joined_date) VALUES (?, ?, ?, ?, ?)';
 
 /**
  * Row access inside the turn lifecycle's transactions. A session or turn read here stays
@@ -79,5 +83,10 @@ export class SessionLocks {
   /** Only for a user who is not yet a participant; the session row is locked (or new), so this cannot race. */
   addParticipant(session: Pick<SessionRow, 'id' | 'orgId'>, user: EntityHeader, now: Date): Statement {
     return { sql: ADD_PARTICIPANT, params: [session.id, user.id, session.orgId, user.text, now] };
+  }
+
+  /** Adds `user` unless already a participant (the first join stays): for a write that has not read the participants. */
+  joinIfNew(session: Pick<SessionRow, 'id' | 'orgId'>, user: EntityHeader, now: Date): Statement {
+    return { sql: this.statements.joinIfNew, params: [session.id, user.id, session.orgId, user.text, now] };
   }
 }

@@ -34,6 +34,12 @@ export interface AddTurnOptions {
   readonly rejectIfBusy?: boolean;
   /** The instance running the turn and until when it promises to finish or renew. */
   readonly lease?: { readonly owner: string; readonly expiresAt: Date };
+  /**
+   * The session as the caller read it moments ago (the planner's read). While it is still so,
+   * the turn is written without reading the session again (on MySQL one round trip); the
+   * result is the same either way.
+   */
+  readonly seen?: SessionRecord;
 }
 
 /** Port: the turns the orchestrator runs, and the sessions they belong to. */

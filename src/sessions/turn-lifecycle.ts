@@ -26,6 +26,8 @@ import {
   pauseForToolCalls,
   restartTurnChain,
   resumeWithToolResults,
+  turnRefusal,
+  type CheckedNewTurn,
   type TurnTransition,
 } from '../domain/turn-transitions';
 import type { TurnStatus } from '../domain/turn-status';
@@ -33,7 +35,7 @@ import { canManage } from '../domain/visibility';
 import type { EventLogWriter } from '../events/event-log-writer';
 import type { TurnEventSink, TurnStatusEvent } from '../events/turn-events';
 import type { Database } from '../persistence/database';
-import type { SqlTransaction, Statement } from '../persistence/sql';
+import { StaleReadError, type SqlTransaction, type Statement } from '../persistence/sql';
 import type { ProvenanceEntities } from './provenance.entities';
 import {
   INSERT_SESSION,
@@ -57,6 +59,9 @@ import { indexTurnRefs } from './turn-provenance';
 
 const ADD_TURN_TO_SESSION = `UPDATE agent_sessions SET turn_count = ?, last_turn_status = 'PENDING', last_turn_date = ?, last_updated_date = ?
   WHERE id = ? AND org_id = ?`;
+/** ADD_TURN_TO_SESSION while the session is as seen: its turn count, last status ('' for none), deleted and public flags. */
+const ADD_TURN_TO_SEEN_SESSION = `${ADD_TURN_TO_SESSION}
+  AND turn_count = ? AND COALESCE(last_turn_status, '') = ? AND is_deleted = ? AND is_public = ?`;
 const UPDATE_CHUNK_REFS = 'UPDATE agent_session_turns SET chunk_refs = ? WHERE id = ? AND org_id = ?';
 const DELETE_SESSION = 'UPDATE agent_sessions SET is_deleted = ?, last_updated_date = ? WHERE id = ? AND org_id = ?';
 /** The columns a session patch (domain SessionChanges) may change. */
@@ -107,6 +112,11 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
 
   async addTurn(caller: Caller, sessionId: string, input: NewTurn, options: AddTurnOptions = {}): Promise<TurnRecord> {
     const checked = checkNewTurn(input);
+    const { seen } = options;
+    if (seen && seen.id === sessionId && !turnRefusal(seen, options)) {
+      const added = await this.addTurnAsSeen(caller, seen, checked, input.id ?? this.deps.newId(), options);
+      if (added) return added;
+    }
     const { db, locks } = this.deps;
     const { turn, event } = await db.sqlTransaction(async (tx) => {
       const session = await locks.visibleSession(tx, caller, sessionId);
@@ -121,6 +131,46 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
     });
     this.deps.events.turnStatusChanged(event);
     return turn;
+  }
+
+  /**
+   * The turn written against the session as the caller saw it, with no locking read: the
+   * session's UPDATE comes first and changes the row only while the turn count, the last
+   * turn's status and the deleted and public flags are still as seen (everything addTurn
+   * decides on, visibility included), else the transaction stops there and rolls back. On
+   * MySQL one round trip. Null when the session has changed: addTurn then locks and decides again.
+   */
+  private async addTurnAsSeen(
+    caller: Caller,
+    seen: SessionRecord,
+    checked: CheckedNewTurn,
+    id: string,
+    options: AddTurnOptions,
+  ): Promise<TurnRecord | null> {
+    const now = this.deps.now();
+    const author = userHeader(caller);
+    // The caller read the session in its own org (SessionReader reads are scoped so).
+    const session = { id: seen.id, orgId: caller.orgId, turnCount: seen.turnCount };
+    const turn = openTurn(checked, { id, session, author, now });
+    const writes: Statement[] = [
+      {
+        sql: ADD_TURN_TO_SEEN_SESSION,
+        params: [turn.sequenceNumber, now, now, session.id, session.orgId, seen.turnCount, seen.lastTurnStatus ?? '', seen.isDeleted, seen.isPublic],
+        mustChangeOneRow: true,
+      },
+      { sql: INSERT_TURN, params: [...turnOrigin(turn), ...turnValues(turn, options.lease ?? NO_LEASE)] },
+      ...indexTurnRefs(turn, turn),
+      // The owner has taken part since the session was created; anyone else may be new.
+      ...(seen.ownerUser.id === caller.userId ? [] : [this.deps.locks.joinIfNew(session, author, now)]),
+    ];
+    try {
+      const event = await this.deps.db.sqlTransaction((tx) => this.commitWithEvent(tx, writes, turn, null));
+      this.deps.events.turnStatusChanged(event);
+      return turn;
+    } catch (e) {
+      if (e instanceof StaleReadError) return null;
+      throw e;
+    }
   }
 
   /**

@@ -4,6 +4,8 @@
  * with CI=true the runner fails before jest starts instead.
  */
 export const mysqlUrl: string | null = process.env.GATEWAY_TEST_MYSQL_OK === '1' ? (process.env.TEST_MYSQL_URL ?? null) : null;
+/** The Unix socket of that server, when it runs on this machine (DATABASE_URL's ?socketPath=). */
+export const mysqlSocket: string | null = (mysqlUrl && process.env.GATEWAY_TEST_MYSQL_SOCKET) || null;
 export const redisUrl: string | null = process.env.GATEWAY_TEST_REDIS_OK === '1' ? (process.env.TEST_REDIS_URL ?? null) : null;
 /** Chromium for the browser suites (Debian's package: `apt-get install chromium`). */
 export const chromiumPath: string | null =
@@ -31,6 +33,9 @@ function describeWith(service: string, location: string | null, title: string, b
 
 export const describeWithMysql = (title: string, body: () => void): void =>
   describeWith('MySQL at TEST_MYSQL_URL', mysqlUrl, title, body);
+
+export const describeWithMysqlSocket = (title: string, body: () => void): void =>
+  describeWith("MySQL's Unix socket on this machine", mysqlSocket, title, body);
 
 export const describeWithRedis = (title: string, body: () => void): void =>
   describeWith('Redis at TEST_REDIS_URL', redisUrl, title, body);

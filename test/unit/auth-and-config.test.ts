@@ -59,6 +59,7 @@ describe('loadConfig', () => {
     ['PORT', 'eighty'],
     ['PORT', '70000'],
     ['DATABASE_URL', 'postgres://x'],
+    ['DATABASE_URL', 'mysql://root@localhost/gw?socketPath=mysqld.sock'],
     ['NODE_ENV', 'staging'],
     ['GRAPHQL_MAX_DEPTH', '0'],
     ['GRAPHQL_MAX_COST', '-5'],
