@@ -122,8 +122,8 @@ function mysqlResult(raw: unknown): SqlResult {
 
 /**
  * `?socketPath=/run/mysqld/mysqld.sock` on DATABASE_URL: a database on the same host, reached
- * through its Unix socket (a quarter to a half less CPU per round trip than loopback TCP;
- * host and port are then ignored). mysql2 reads it from the URL itself; TypeORM needs it handed over.
+ * through its Unix socket (host and port are then ignored; see README, "MySQL and MariaDB").
+ * mysql2 reads it from the URL itself; TypeORM needs it handed over.
  */
 export function mysqlSocketPath(url: string): string | null {
   return new URL(url).searchParams.get('socketPath');

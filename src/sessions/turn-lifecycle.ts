@@ -83,7 +83,9 @@ export interface TurnLifecycleDeps {
 /**
  * The only writer of sessions and turns. Every invariant of DD-002 holds inside one
  * transaction per change, whatever the caller does: sequence numbers are contiguous per
- * session (the session row is locked while the next number is taken), a turn leaves PENDING
+ * session (the session row is locked while the next number is taken: by a locking read, or
+ * by the guarded UPDATE of addTurnAsSeen, which takes the number only if nobody took one
+ * since the caller's read), a turn leaves PENDING
  * once, terminal turns are never written again (the rules of domain/turn-transitions.ts),
  * and the session's counters and usage move in the same transaction as its turns. The status
  * event is stored in that transaction too, and published only once it has committed.
