@@ -280,6 +280,8 @@ export class EmbeddedVectorStore implements VectorStore {
     try {
       const snapshotBytes = fstatSync(files.fd(SNAPSHOT)).size;
       const table = new VectorTable(meta.dimension);
+      // Every record holds its float32 vector, so the snapshot has at most this many rows.
+      table.reserve(Math.floor(snapshotBytes / (meta.dimension * 4)));
       await decodeFile(files.fd(SNAPSHOT), 0, snapshotBytes, meta.dimension, (r, base) => table.apply(r, SNAPSHOT, base));
       return { name, dir, meta, metaStamp, table, files, logOffset: 0, snapshotBytes };
     } catch (e) {

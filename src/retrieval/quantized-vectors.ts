@@ -1,4 +1,7 @@
-import { exactSearch, MetricKind } from 'usearch';
+import { exactSearch, MetricKind, type Matches } from 'usearch';
+
+/** The most a filtered search copies rows into at once (about 5,000 rows of 1,536 dimensions). */
+const SCRATCH_BYTES = 8 * 1024 * 1024;
 
 /**
  * Every row's vector as int8, one row after another, scanned by usearch's SIMD cosine
@@ -20,7 +23,10 @@ export class QuantizedVectors {
   private scratch = new Int8Array(0);
   private readonly query: Int8Array;
 
-  constructor(readonly dimension: number) {
+  constructor(
+    readonly dimension: number,
+    private readonly scratchBytes = SCRATCH_BYTES,
+  ) {
     this.capacity = 1024;
     this.matrix = new Int8Array(this.capacity * dimension);
     this.slotOfRow = new Int32Array(this.capacity);
@@ -64,8 +70,9 @@ export class QuantizedVectors {
 
   /**
    * Up to `count` slots, nearest first by quantised cosine, among `slots` (every row when
-   * null). A subset is gathered into a scratch matrix first: copying rows is far cheaper
-   * than the arithmetic on them.
+   * null). A subset is gathered into a scratch matrix first (copying rows is far cheaper
+   * than the arithmetic on them), a block of at most `scratchBytes` at a time, so a filter
+   * that lets most rows through does not keep a second copy of the matrix for good.
    */
   search(query: Float32Array, count: number, slots: Int32Array | null): number[] {
     const d = this.dimension;
@@ -73,28 +80,43 @@ export class QuantizedVectors {
     const n = Math.min(count, rows);
     if (n <= 0) return [];
     quantize(query, this.query);
-    let dataset: Int8Array;
-    if (slots) {
-      if (this.scratch.length < rows * d) this.scratch = new Int8Array(rows * d);
-      slots.forEach((slot, i) => {
-        const row = this.rowOfSlot[slot]!;
-        this.scratch.set(this.matrix.subarray(row * d, (row + 1) * d), i * d);
-      });
-      dataset = this.scratch.subarray(0, rows * d);
-    } else {
-      dataset = this.matrix.subarray(0, rows * d);
+    if (!slots) {
+      const { keys } = exactSearch(this.matrix.subarray(0, rows * d), this.query, d, n, MetricKind.Cos, 1) as Matches;
+      return Array.from(keys, (key) => this.slotOfRow[Number(key)]!);
     }
-    const { keys } = exactSearch(dataset, this.query, d, n, MetricKind.Cos, 1);
-    return Array.from(keys, (key) => (slots ? slots[Number(key)]! : this.slotOfRow[Number(key)]!));
+    const blockRows = Math.max(1, Math.min(rows, Math.floor(this.scratchBytes / d)));
+    if (this.scratch.length < blockRows * d) this.scratch = new Int8Array(blockRows * d);
+    const found: { readonly slot: number; readonly distance: number }[] = [];
+    for (let start = 0; start < rows; start += blockRows) {
+      const size = Math.min(blockRows, rows - start);
+      for (let i = 0; i < size; i++) {
+        const row = this.rowOfSlot[slots[start + i]!]!;
+        this.scratch.set(this.matrix.subarray(row * d, (row + 1) * d), i * d);
+      }
+      const { keys, distances } = exactSearch(this.scratch.subarray(0, size * d), this.query, d, Math.min(n, size), MetricKind.Cos, 1) as Matches;
+      keys.forEach((key, i) => found.push({ slot: slots[start + Number(key)]!, distance: distances[i]! }));
+    }
+    // One block: already in order. Several: the n nearest of every block's n nearest are the n nearest.
+    if (rows > blockRows) found.sort((a, b) => a.distance - b.distance);
+    return found.slice(0, n).map((f) => f.slot);
   }
 
+  /** Makes room for `rows` rows at once (a snapshot about to be loaded): no doubling past what is needed. */
+  reserve(rows: number): void {
+    if (rows > this.capacity) this.resize(rows);
+  }
+
+  /** A quarter more each time: the matrix is most of the index's memory, so growing by half of it or more wastes much. */
   private grow(): void {
-    const next = this.capacity * 2;
+    this.resize(this.capacity + Math.max(1024, Math.ceil(this.capacity / 4)));
+  }
+
+  private resize(next: number): void {
     const matrix = new Int8Array(next * this.dimension);
     matrix.set(this.matrix.subarray(0, this.count * this.dimension));
     this.matrix = matrix;
     const slotOfRow = new Int32Array(next);
-    slotOfRow.set(this.slotOfRow);
+    slotOfRow.set(this.slotOfRow.subarray(0, this.count));
     this.slotOfRow = slotOfRow;
     this.capacity = next;
   }

@@ -183,10 +183,20 @@ export class VectorTable {
     this.quantized.set(slot, this.row);
   }
 
+  /** Makes room for `rows` rows at once, before a snapshot of about that many is loaded. */
+  reserve(rows: number): void {
+    this.resize(rows);
+    this.quantized.reserve(rows);
+  }
+
   private grow(slots: number): void {
     if (slots > this.highWater) this.highWater = slots;
     if (slots <= this.capacity) return;
-    const next = Math.max(slots, this.capacity * 2, 1024);
+    this.resize(Math.max(slots, this.capacity * 2, 1024));
+  }
+
+  private resize(next: number): void {
+    if (next <= this.capacity) return;
     const int32 = (old: Int32Array) => {
       const a = new Int32Array(next);
       a.set(old);
