@@ -280,8 +280,8 @@ export class EmbeddedVectorStore implements VectorStore {
     try {
       const snapshotBytes = fstatSync(files.fd(SNAPSHOT)).size;
       const table = new VectorTable(meta.dimension);
-      // Every record holds its float32 vector, so the snapshot has at most this many rows.
-      table.reserve(Math.floor(snapshotBytes / (meta.dimension * 4)));
+      // Indexes compacted before the count was recorded: every record holds its float32 vector, so at most this many.
+      table.reserve(meta.snapshotRows ?? Math.floor(snapshotBytes / (meta.dimension * 4)));
       await decodeFile(files.fd(SNAPSHOT), 0, snapshotBytes, meta.dimension, (r, base) => table.apply(r, SNAPSHOT, base));
       return { name, dir, meta, metaStamp, table, files, logOffset: 0, snapshotBytes };
     } catch (e) {
@@ -341,7 +341,7 @@ export class EmbeddedVectorStore implements VectorStore {
     const locations = writeSnapshot(c.dir, generation, c.table, c.files);
     writeFileSync(join(c.dir, logName(generation)), '');
     const previous = c.meta.generation;
-    c.meta = { ...c.meta, generation };
+    c.meta = { ...c.meta, generation, snapshotRows: c.table.size };
     writeMeta(c.dir, c.meta);
     c.metaStamp = stampOf(statSync(join(c.dir, 'meta.json')));
     const files = new GenerationFiles(c.dir, generation);

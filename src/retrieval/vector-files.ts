@@ -15,6 +15,8 @@ export interface Meta {
   readonly dimension: number;
   /** Names the snapshot and log in use; a compaction moves to the next one. */
   readonly generation: number;
+  /** Rows in that generation's snapshot, so a reader sizes its memory once (absent before it was recorded). */
+  readonly snapshotRows?: number;
 }
 
 export const SNAPSHOT = 0;
@@ -156,7 +158,8 @@ export function readMeta(path: string): Meta {
     meta.format !== 1 ||
     typeof meta.embedderId !== 'string' ||
     !Number.isInteger(meta.dimension) ||
-    !Number.isInteger(meta.generation)
+    !Number.isInteger(meta.generation) ||
+    (meta.snapshotRows !== undefined && !(Number.isInteger(meta.snapshotRows) && meta.snapshotRows >= 0))
   ) {
     throw new CorruptIndexError(`unreadable ${path}`);
   }

@@ -119,8 +119,13 @@ describe('embedded vector store on disk', () => {
     };
     const fromWriter = await answers(writer);
     await writer.close();
+    // The snapshot's row count is recorded for the next reader; one written before it was is read without it.
+    const meta = JSON.parse(readFileSync(join(dir(), 'meta.json'), 'utf8')) as { generation: number; snapshotRows?: number };
+    expect(meta.snapshotRows).toBeGreaterThan(0);
     const restarted = open();
     expect(await answers(restarted)).toEqual(fromWriter);
+    writeFileSync(join(dir(), 'meta.json'), JSON.stringify({ ...meta, snapshotRows: undefined }));
+    expect(await answers(open())).toEqual(fromWriter);
 
     const all = await restarted.listChunks('code', 'acme/api');
     expect(all.some((c) => c.id === 'id-0' || c.id === 'id-3')).toBe(false);
