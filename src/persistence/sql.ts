@@ -6,8 +6,9 @@ export interface Statement {
   readonly sql: string;
   readonly params: readonly SqlValue[];
   /**
-   * An optimistic write's guard: unless this statement changes exactly one row, the
-   * transaction fails with StaleReadError before any later statement runs, and rolls back.
+   * An optimistic write's guard (an UPDATE or DELETE, not a statement that returns rows):
+   * unless it changes exactly one row, the transaction fails with StaleReadError before any
+   * later statement runs, and rolls back.
    */
   readonly mustChangeOneRow?: boolean;
 }
