@@ -49,6 +49,17 @@ function asSeenSuite(open: TestDatabaseFactory): void {
     expect(eventsOf(session.id).filter((e) => e.status === 'PENDING').map((e) => e.sequenceNumber)).toEqual([1, 2]);
   });
 
+  it('numbers 20 turns added at once from the same read 1..20, one event each', async () => {
+    const session = await turns().createSession(alice, { name: 'Crowd', agentContextId: 'ac-1', isPublic: true });
+    const seen = await seenBy(alice, session.id);
+    const writers = Array.from({ length: 20 }, (_, i) => (i % 2 ? alice : bob));
+    const added = await Promise.all(writers.map((w, i) => turns().addTurn(w, session.id, { instructionSummary: `turn ${i}` }, { seen })));
+    expect(added.map((t) => t.sequenceNumber).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect((await seenBy(alice, session.id)).turnCount).toBe(20);
+    expect(eventsOf(session.id).map((e) => e.sequenceNumber).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(await participantsOf(session.id)).toEqual(['alice', 'bob']);
+  });
+
   it('refuses as busy when a turn started since the read, and writes nothing', async () => {
     const session = await turns().createSession(alice, { name: 'Busy since', agentContextId: 'ac-1' });
     const seen = await seenBy(alice, session.id);
