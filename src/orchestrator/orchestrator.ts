@@ -156,7 +156,7 @@ export class Orchestrator {
     // A new session and its first turn are one change: nothing to read back, one round trip on MySQL.
     const turn = plan.newSession
       ? await this.deps.sessions.startSession(req.caller, plan.newSession, first, options)
-      : await this.deps.sessions.addTurn(req.caller, plan.sessionId, first, { ...options, seen: plan.session ?? undefined });
+      : await this.deps.sessions.addTurn(req.caller, plan.sessionId, first, { ...options, seen: plan.session });
     const outcome = this.runner.run({
       caller: req.caller,
       requestId,

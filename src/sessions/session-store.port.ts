@@ -39,7 +39,7 @@ export interface AddTurnOptions {
    * the turn is written without reading the session again (on MySQL one round trip); the
    * result is the same either way.
    */
-  readonly seen?: SessionRecord;
+  readonly seen?: SessionRecord | null;
 }
 
 /** Port: the turns the orchestrator runs, and the sessions they belong to. */

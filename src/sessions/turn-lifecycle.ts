@@ -35,7 +35,7 @@ import { canManage } from '../domain/visibility';
 import type { EventLogWriter } from '../events/event-log-writer';
 import type { TurnEventSink, TurnStatusEvent } from '../events/turn-events';
 import type { Database } from '../persistence/database';
-import { StaleReadError, type SqlTransaction, type Statement } from '../persistence/sql';
+import { StaleReadError, type SqlTransaction, type SqlValue, type Statement } from '../persistence/sql';
 import type { ProvenanceEntities } from './provenance.entities';
 import {
   INSERT_SESSION,
@@ -157,11 +157,10 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
     const writes: Statement[] = [
       {
         sql: ADD_TURN_TO_SEEN_SESSION,
-        params: [turn.sequenceNumber, now, now, session.id, session.orgId, seen.turnCount, seen.lastTurnStatus ?? '', seen.isDeleted, seen.isPublic],
+        params: [...sessionCounters(turn, now), seen.turnCount, seen.lastTurnStatus ?? '', seen.isDeleted, seen.isPublic],
         mustChangeOneRow: true,
       },
-      { sql: INSERT_TURN, params: [...turnOrigin(turn), ...turnValues(turn, options.lease ?? NO_LEASE)] },
-      ...indexTurnRefs(turn, turn),
+      ...turnRows(turn, options),
       // The owner has taken part since the session was created; anyone else may be new.
       ...(seen.ownerUser.id === caller.userId ? [] : [this.deps.locks.joinIfNew(session, author, now)]),
     ];
@@ -334,11 +333,7 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
 
   /** A new PENDING turn's rows: the turn, its provenance index, and its session's counters. */
   private turnWrites(turn: TurnRecord, now: Date, options: AddTurnOptions): Statement[] {
-    return [
-      { sql: INSERT_TURN, params: [...turnOrigin(turn), ...turnValues(turn, options.lease ?? NO_LEASE)] },
-      ...indexTurnRefs(turn, turn),
-      { sql: ADD_TURN_TO_SESSION, params: [turn.sequenceNumber, now, now, turn.sessionId, turn.orgId] },
-    ];
+    return [...turnRows(turn, options), { sql: ADD_TURN_TO_SESSION, params: sessionCounters(turn, now) }];
   }
 
   /**
@@ -377,6 +372,15 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
     return turn;
   }
 }
+
+/** A new PENDING turn's own rows: the turn and its provenance index. */
+const turnRows = (turn: TurnRecord, options: AddTurnOptions): Statement[] => [
+  { sql: INSERT_TURN, params: [...turnOrigin(turn), ...turnValues(turn, options.lease ?? NO_LEASE)] },
+  ...indexTurnRefs(turn, turn),
+];
+
+/** ADD_TURN_TO_SESSION's values for `turn`, the session's newest. */
+const sessionCounters = (turn: TurnRecord, now: Date): SqlValue[] => [turn.sequenceNumber, now, now, turn.sessionId, turn.orgId];
 
 /** Every column of `turn` but its identity (UPDATE_TURN, or SETTLE_TURN for a turn that must still be PENDING). */
 const updateTurn = (sql: string, turn: TurnRecord, lease: TurnLease): Statement => ({ sql, params: [...turnValues(turn, lease), turn.id, turn.orgId] });

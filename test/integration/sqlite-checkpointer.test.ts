@@ -49,12 +49,17 @@ describe('the SQLite checkpointer', () => {
     for (let i = 0; i < rows / 10; i++) ten();
   };
 
+  /** Writes, then waits until the worker has copied the pages into the database file. */
+  const writeAndSeeCopied = async () => {
+    const before = sizeOf(file);
+    write();
+    await eventually(() => sizeOf(file) >= before + COPIED);
+  };
+
   it('copies the WAL into the database file on its own thread', async () => {
     const checkpointer = new SqliteCheckpointer(file, db, silent);
     try {
-      const before = sizeOf(file);
-      write();
-      await eventually(() => sizeOf(file) >= before + COPIED);
+      await writeAndSeeCopied();
     } finally {
       await checkpointer.close();
     }
@@ -95,9 +100,7 @@ describe('the SQLite checkpointer', () => {
       other.close();
       await first.close();
       expect(existsSync(`${otherFile}-wal`)).toBe(false);
-      const before = sizeOf(file);
-      write();
-      await eventually(() => sizeOf(file) >= before + COPIED);
+      await writeAndSeeCopied();
     } finally {
       await second.close();
     }
