@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { EmbeddedVectorStore } from '../src/retrieval/embedded-vector-store.adapter';
 import type { ChunkFilter, EmbeddingSpace } from '../src/retrieval/vector-store.port';
 
@@ -15,6 +16,8 @@ export interface ReaderJob {
   readonly space: EmbeddingSpace;
   /** Little-endian float32, queries one after another. */
   readonly queryFile: string;
+  /** Where the hits go as each query is answered, one JSON line per query. */
+  readonly hitsFile: string;
   readonly limit: number;
   readonly modes: readonly { readonly name: string; readonly filter: ChunkFilter }[];
 }
@@ -24,6 +27,12 @@ export interface Memory {
   readonly heapUsed: number;
   /** Memory outside the JS heap: typed arrays, buffers, native libraries' allocations reported to V8. */
   readonly external: number;
+  /**
+   * The JS heap's young generation as reserved. V8 grows it while many objects survive its
+   * collections (a load's rows do) and gives it back after ~20 s without allocation; any busy
+   * gateway has it at full size whatever it holds, so it is reported apart from the index.
+   */
+  readonly youngGeneration: number;
 }
 
 export interface ReaderHit {
@@ -52,7 +61,8 @@ async function memory(): Promise<Memory> {
   await new Promise((r) => setTimeout(r, 500));
   gc?.();
   const m = process.memoryUsage();
-  return { rss: m.rss, heapUsed: m.heapUsed, external: m.external };
+  const young = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
+  return { rss: m.rss, heapUsed: m.heapUsed, external: m.external, youngGeneration: young };
 }
 
 async function main(): Promise<void> {
@@ -69,20 +79,28 @@ async function main(): Promise<void> {
   const coldLoadMs = performance.now() - t0;
   const loaded = await memory();
 
-  const modes: ReaderReport['modes'] = {};
-  for (const mode of job.modes) {
-    const ms: number[] = [];
-    const hits: ReaderHit[][] = [];
-    for (const q of queries) {
+  // The hits leave the process as they come: kept here, thousands of them would survive V8's
+  // collections, grow its young generation and count as the index's memory.
+  const hitsFd = openSync(job.hitsFile, 'w');
+  const ms = job.modes.map(() => new Float64Array(queries.length));
+  for (const [m, mode] of job.modes.entries()) {
+    for (const [i, q] of queries.entries()) {
       t0 = performance.now();
       const found = await store.search(job.collection, job.space, q, mode.filter, job.limit);
-      ms.push(performance.now() - t0);
-      hits.push(found.map((h) => ({ id: h.id, path: h.payload.path, startLine: h.payload.startLine, endLine: h.payload.endLine })));
+      ms[m]![i] = performance.now() - t0;
+      const hits: ReaderHit[] = found.map((h) => ({ id: h.id, path: h.payload.path, startLine: h.payload.startLine, endLine: h.payload.endLine }));
+      writeSync(hitsFd, `${JSON.stringify(hits)}\n`);
     }
-    modes[mode.name] = { ms, hits };
   }
+  closeSync(hitsFd);
   const afterQueries = await memory();
   await store.close();
+  const lines = readFileSync(job.hitsFile, 'utf8').trimEnd().split('\n');
+  const modes: ReaderReport['modes'] = {};
+  job.modes.forEach((mode, m) => {
+    const hits = lines.slice(m * queries.length, (m + 1) * queries.length).map((l) => JSON.parse(l) as ReaderHit[]);
+    modes[mode.name] = { ms: [...ms[m]!], hits };
+  });
   const report: ReaderReport = { before, loaded, afterQueries, coldLoadMs, modes };
   process.stdout.write(JSON.stringify(report));
 }

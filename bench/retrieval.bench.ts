@@ -169,17 +169,21 @@ async function runEmbedder(name: string, tree: string, definitions: readonly Def
 
     const loadBefore = loadavg()[0]!;
     t0 = performance.now();
-    const report = readerReport({ indexDir: join(dir, 'vector-index'), collection: 'bench', space, queryFile, limit: LIMIT, modes: MODES }, dir);
+    const report = readerReport({ indexDir: join(dir, 'vector-index'), collection: 'bench', space, queryFile, hitsFile: join(dir, 'hits.jsonl'), limit: LIMIT, modes: MODES }, dir);
     const readerS = seconds(t0);
 
-    const mem = (m: Memory) => `RSS ${MB(m.rss)}, JS heap ${MB(m.heapUsed)}, external ${MB(m.external)}`;
+    const mem = (m: Memory) => `RSS ${MB(m.rss)}, JS heap ${MB(m.heapUsed)}, external ${MB(m.external)}, young generation ${MB(m.youngGeneration)}`;
+    const grew = (m: Memory) => {
+      const young = m.youngGeneration - report.before.youngGeneration;
+      return `RSS +${MB(m.rss - report.before.rss)}; without the young generation's growth (+${MB(young)}) +${MB(m.rss - report.before.rss - young)}`;
+    };
     console.log(
       `reader process (${readerS.toFixed(0)} s in all): cold load (first query) ${(report.coldLoadMs / 1000).toFixed(1)} s; ` +
         `machine load average ${loadBefore.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after (2 cores: timings above ~2 are contended)`,
     );
     console.log(`  memory before opening the index: ${mem(report.before)}`);
-    console.log(`  memory with the index loaded:    ${mem(report.loaded)}  (RSS +${MB(report.loaded.rss - report.before.rss)})`);
-    console.log(`  memory after all queries:        ${mem(report.afterQueries)}  (RSS +${MB(report.afterQueries.rss - report.before.rss)})`);
+    console.log(`  memory with the index loaded:    ${mem(report.loaded)}  (${grew(report.loaded)})`);
+    console.log(`  memory after all queries:        ${mem(report.afterQueries)}  (${grew(report.afterQueries)})`);
 
     console.log(`queries at ${exact.size} chunks, top ${LIMIT} (${QUERIES} queries per line):`);
     let unfilteredTruth: ExactHit[][] = [];
