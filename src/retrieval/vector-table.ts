@@ -1,4 +1,5 @@
 import { normalize } from './embedder.port';
+import { IdIndex } from './id-index';
 import { Interner } from './interner';
 import { QuantizedVectors } from './quantized-vectors';
 import { RowFilter } from './row-filter';
@@ -25,8 +26,8 @@ const MIN_CANDIDATES = 32;
 
 /**
  * The embedded index's memory: what each row needs for filtering and listing (interned
- * repo, language, path and file hash; its lines; where its record is in the files) and its
- * vector quantised to int8 (QuantizedVectors). Texts, payloads and exact float32 vectors
+ * repo, language, path and file hash; its lines; where its record is in the files; its id,
+ * in an IdIndex) and its vector quantised to int8 (QuantizedVectors), all in typed arrays. Texts, payloads and exact float32 vectors
  * stay in the files and are read back for the few rows a search ranks or returns, so
  * memory holds a quarter of the vectors' float32 size plus about a hundred bytes per row.
  *
@@ -47,7 +48,7 @@ export class VectorTable {
   private files = new Uint8Array(0);
   private jsonOffsets = new Float64Array(0);
   private jsonLengths = new Int32Array(0);
-  private readonly slotOf = new Map<string, number>();
+  private readonly ids = new IdIndex();
   private readonly free: number[] = [];
   private highWater = 0;
   private readonly strings = new Interner();
@@ -62,7 +63,7 @@ export class VectorTable {
   }
 
   get size(): number {
-    return this.slotOf.size;
+    return this.ids.size;
   }
 
   /** Applies one decoded record; `base` is the file offset of the buffer it was decoded from. */
@@ -76,7 +77,7 @@ export class VectorTable {
         return;
       case 'place':
         record.ids.forEach((id, i) => {
-          const slot = this.slotOf.get(id);
+          const slot = this.ids.get(id);
           if (slot === undefined) return;
           this.fileHashCodes[slot] = this.strings.code(record.fileHash);
           if (record.lines) {
@@ -89,10 +90,9 @@ export class VectorTable {
   }
 
   remove(id: string): boolean {
-    const slot = this.slotOf.get(id);
+    const slot = this.ids.delete(id);
     if (slot === undefined) return false;
     this.quantized.remove(slot);
-    this.slotOf.delete(id);
     this.free.push(slot);
     return true;
   }
@@ -102,9 +102,9 @@ export class VectorTable {
     const code = this.strings.find(repo);
     const out: IndexedChunk[] = [];
     if (code === undefined) return out;
-    for (const [id, slot] of this.slotOf) {
-      if (this.repoCodes[slot] === code) {
-        out.push({ id, path: this.strings.value(this.pathCodes[slot]!), fileHash: this.strings.value(this.fileHashCodes[slot]!) });
+    for (let slot = 0; slot < this.highWater; slot++) {
+      if (this.ids.hasSlot(slot) && this.repoCodes[slot] === code) {
+        out.push({ id: this.ids.idOf(slot), path: this.strings.value(this.pathCodes[slot]!), fileHash: this.strings.value(this.fileHashCodes[slot]!) });
       }
     }
     return out;
@@ -112,7 +112,7 @@ export class VectorTable {
 
   /** Live slots in ascending order. */
   slots(): number[] {
-    return [...this.slotOf.values()].sort((a, b) => a - b);
+    return this.ids.slots();
   }
 
   relocate(slot: number, location: RecordLocation): void {
@@ -157,18 +157,18 @@ export class VectorTable {
 
   private passing(rows: RowFilter): Int32Array {
     const out: number[] = [];
-    for (const slot of this.slotOf.values()) {
-      if (rows.accepts(this.repoCodes[slot]!, this.languageCodes[slot]!, this.pathCodes[slot]!)) out.push(slot);
+    for (let slot = 0; slot < this.highWater; slot++) {
+      if (this.ids.hasSlot(slot) && rows.accepts(this.repoCodes[slot]!, this.languageCodes[slot]!, this.pathCodes[slot]!)) out.push(slot);
     }
     return Int32Array.from(out);
   }
 
   private upsert(record: Extract<DecodedRecord, { op: 'upsert' }>, file: number, base: number): void {
-    let slot = this.slotOf.get(record.id);
+    let slot = this.ids.get(record.id);
     if (slot === undefined) {
       slot = this.free.pop() ?? this.highWater;
       this.grow(slot + 1);
-      this.slotOf.set(record.id, slot);
+      this.ids.set(record.id, slot);
     }
     const p = record.payload;
     this.repoCodes[slot] = this.strings.code(p.repo);
