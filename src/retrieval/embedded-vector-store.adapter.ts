@@ -20,6 +20,8 @@ import { assertLittleEndian, CorruptIndexError, encodeRecords, type LogRecord } 
 import type { ChunkFilter, ChunkPlacement, ChunkPoint, EmbeddingSpace, IndexedChunk, ScoredChunk, VectorStore } from './vector-store.port';
 import { unitCopy, VectorTable } from './vector-table';
 
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
 interface OpenCollection {
   readonly name: string;
   readonly dir: string;
@@ -98,6 +100,8 @@ export class EmbeddedVectorStore implements VectorStore {
   upsert(collection: string, space: EmbeddingSpace, points: readonly ChunkPoint[]): Promise<void> {
     return this.exclusive(collection, async () => {
       for (const p of points) {
+        // Ids are compared as UTF-8 (IdIndex), where every lone surrogate reads as U+FFFD.
+        if (LONE_SURROGATE.test(p.id)) throw new RetrievalError('bad-request', 'a chunk id must be well-formed Unicode');
         if (p.vector.length !== space.dimension) {
           throw new RetrievalError('embedder-mismatch', `vector of dimension ${p.vector.length} for a collection of dimension ${space.dimension}`);
         }

@@ -196,6 +196,15 @@ describe('embedded vector store on disk', () => {
     await expect(store.search('missing', SPACE, point(1).vector, {}, 1)).rejects.toMatchObject({ kind: 'collection-missing' });
   });
 
+  it('refuses a chunk id that is not well-formed Unicode and keeps the batch out', async () => {
+    const store = open();
+    await store.ensureCollection('code', SPACE);
+    await expect(store.upsert('code', SPACE, [point(1), { ...point(2), id: 'id-\ud800' }])).rejects.toMatchObject({ kind: 'bad-request' });
+    await store.upsert('code', SPACE, [{ ...point(3), id: 'id-\u{1F600}' }]);
+    expect(await top(store, 1)).not.toBe('id-1');
+    expect(await top(store, 3)).toBe('id-\u{1F600}');
+  });
+
   it('answers a burst of concurrent searches each with its own hits, around a write, and refuses them all on a missing collection', async () => {
     const store = open();
     await store.ensureCollection('code', SPACE);
