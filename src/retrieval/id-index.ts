@@ -106,9 +106,16 @@ export class IdIndex {
     this.keyLength = encoder.encodeInto(id, this.key).written;
   }
 
+  /** Makes room for slots below `rows` at once (a snapshot about to be loaded), as VectorTable.reserve does for its rows. */
+  reserve(rows: number): void {
+    if (rows > this.lengths.length) this.resizeSlots(rows);
+  }
+
   private ensureSlot(slot: number): void {
-    if (slot < this.lengths.length) return;
-    const size = Math.max(slot + 1, this.lengths.length * 2, MIN_TABLE);
+    if (slot >= this.lengths.length) this.resizeSlots(Math.max(slot + 1, this.lengths.length * 2, MIN_TABLE));
+  }
+
+  private resizeSlots(size: number): void {
     const offsets = new Int32Array(size);
     offsets.set(this.offsets);
     const lengths = new Int32Array(size).fill(-1);

@@ -186,6 +186,7 @@ export class VectorTable {
   /** Makes room for `rows` rows at once, before a snapshot of about that many is loaded. */
   reserve(rows: number): void {
     this.resize(rows);
+    this.ids.reserve(rows);
     this.quantized.reserve(rows);
   }
 
