@@ -82,3 +82,23 @@ export function rollUpSettledTurn(session: Pick<SessionRecord, 'usage' | 'turnCo
     lastTurn: turn.sequenceNumber === session.turnCount ? { status: turn.status, date: turn.statusTimeStamp } : null,
   };
 }
+
+/** rollUpSettledTurn as a change to whatever the session's totals are when it is written, for a write that has not read them. */
+export interface SessionRollUpDelta {
+  readonly lastUpdatedDate: Date;
+  readonly added: UsageDelta;
+  /** The session's usage becomes estimated (it never stops being so). */
+  readonly estimated: boolean;
+  /** The session's last-turn facts, taken only while its newest turn is this one. */
+  readonly lastTurn: { readonly sequenceNumber: number; readonly status: TurnStatus; readonly date: Date };
+}
+
+/** The same rule as rollUpSettledTurn (DD-002, spec 003), without the session: see SessionRollUpDelta. */
+export function settledTurnDelta(turn: TurnRecord): SessionRollUpDelta {
+  return {
+    lastUpdatedDate: turn.statusTimeStamp,
+    added: turnUsageDelta(turn),
+    estimated: turn.usage?.isEstimated ?? false,
+    lastTurn: { sequenceNumber: turn.sequenceNumber, status: turn.status, date: turn.statusTimeStamp },
+  };
+}

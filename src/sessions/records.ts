@@ -1,4 +1,4 @@
-import type { SessionRollUp } from '../domain/session-usage';
+import type { SessionRollUp, SessionRollUpDelta } from '../domain/session-usage';
 import type { SessionRecord } from '../domain/session';
 import { NO_REQUEST_METADATA } from '../domain/request-metadata';
 import type { TurnRecord } from '../domain/turn';
@@ -297,11 +297,14 @@ export const INSERT_TURN = `INSERT INTO agent_session_turns (${TURN_COLUMN_LIST.
  * SQLite rewriting the (session, sequence) index entry. Parameters: turnValues, then the
  * turn's id and org.
  */
-export const UPDATE_TURN = `UPDATE agent_session_turns SET ${TURN_STATE_COLUMNS.map((c) => `${c} = ?`).join(', ')}
+export const UPDATE_TURN = `UPDATE agent_session_turns SET ${TURN_STATE_COLUMNS.map((c) => `${c} = ?`).join(', ')}, revision = revision + 1
   WHERE id = ? AND org_id = ?`;
 
 /** UPDATE_TURN for a turn that must still be PENDING (a turn leaves PENDING once). */
 export const SETTLE_TURN = `${UPDATE_TURN} AND status = 'PENDING'`;
+
+/** SETTLE_TURN for a turn still at the revision its writer last left it at: one more parameter, that revision. */
+export const SETTLE_TURN_AS_WRITTEN = `${SETTLE_TURN} AND revision = ?`;
 
 /** INSERT_TURN's first values (TURN_ORIGIN_COLUMNS). */
 export function turnOrigin(turn: TurnRecord): SqlValue[] {
@@ -361,6 +364,29 @@ export function rollUpStatement(rollUp: SessionRollUp, session: Pick<SessionRow,
   ];
   if (!rollUp.lastTurn) return { sql: ROLL_UP_ONLY, params: [...params, session.id, session.orgId] };
   return { sql: ROLL_UP_WITH_LAST_TURN, params: [...params, rollUp.lastTurn.status, rollUp.lastTurn.date, session.id, session.orgId] };
+}
+
+/**
+ * A settled turn's roll-up written relative to the session's row as it is at write time
+ * (domain settledTurnDelta), so nothing need be read first: the totals move by the turn's
+ * usage, and the last-turn facts change only while the turn is the session's newest.
+ */
+export function rollUpDeltaStatement(delta: SessionRollUpDelta, session: Pick<SessionRow, 'id' | 'orgId'>): Statement {
+  const { added, lastTurn } = delta;
+  const set = ['last_updated_date = ?', 'input_tokens = input_tokens + ?', 'output_tokens = output_tokens + ?', 'cached_input_tokens = cached_input_tokens + ?'];
+  const params: SqlValue[] = [delta.lastUpdatedDate, added.inputTokens, added.outputTokens, added.cachedInputTokens];
+  if (added.estimatedCostUsd !== null) {
+    set.push('estimated_cost_usd = COALESCE(estimated_cost_usd, 0) + ?');
+    params.push(added.estimatedCostUsd);
+  }
+  if (delta.estimated) {
+    set.push('usage_estimated = ?');
+    params.push(true);
+  }
+  set.push('last_turn_status = CASE WHEN turn_count = ? THEN ? ELSE last_turn_status END');
+  set.push('last_turn_date = CASE WHEN turn_count = ? THEN ? ELSE last_turn_date END');
+  params.push(lastTurn.sequenceNumber, lastTurn.status, lastTurn.sequenceNumber, lastTurn.date);
+  return { sql: `UPDATE agent_sessions SET ${set.join(', ')} WHERE id = ? AND org_id = ?`, params: [...params, session.id, session.orgId] };
 }
 
 const ROLL_UP_ONLY = `UPDATE agent_sessions SET ${ROLL_UP_SET} WHERE id = ? AND org_id = ?`;

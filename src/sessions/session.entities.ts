@@ -85,6 +85,8 @@ export interface TurnRow {
   leaseExpiresAt: Date | null;
   openAIChainRestartReason: ChainRestartReason | null;
   requestMetadata: TurnRequestMetadata;
+  /** Moved by every write of the turn's state (not its lease): what a write guarded on "as last written" compares. */
+  revision: number;
 }
 
 export interface ParticipantRow {
@@ -192,6 +194,7 @@ export function sessionEntities(dialect: Dialect) {
       leaseExpiresAt: date('lease_expires_at', true),
       openAIChainRestartReason: { ...varchar(32, true), name: 'openai_chain_restart_reason' },
       requestMetadata: { ...json<TurnRequestMetadata>('request_metadata', NO_REQUEST_METADATA), nullable: true },
+      revision: { type: 'int', default: 0 },
     },
     indices: [
       { name: 'uq_turns_session_sequence', columns: ['sessionId', 'sequenceNumber'], unique: true },

@@ -2,7 +2,7 @@ import { userHeader, type Caller, type OrgScope } from '../domain/caller';
 import { conflict, forbidden } from '../domain/errors';
 import type { NewSession, SessionPatch, SessionRecord } from '../domain/session';
 import { checkSessionPatch, openSession } from '../domain/session-rules';
-import { rollUpLateUsage, rollUpSettledTurn } from '../domain/session-usage';
+import { rollUpLateUsage, rollUpSettledTurn, settledTurnDelta } from '../domain/session-usage';
 import type {
   ChunkRef,
   ExpiredTurn,
@@ -41,9 +41,11 @@ import {
   INSERT_SESSION,
   INSERT_TURN,
   NO_LEASE,
+  rollUpDeltaStatement,
   rollUpStatement,
   sessionValues,
   SETTLE_TURN,
+  SETTLE_TURN_AS_WRITTEN,
   toSessionRecord,
   toSessionRow,
   toTurnRecord,
@@ -56,13 +58,14 @@ import type { SessionLocks } from './session-locks';
 import type { AddTurnOptions, SessionBatchReader, SessionCommands, SessionReader, TurnStore } from './session-store.port';
 import type { SessionEntities, SessionRow, TurnRow } from './session.entities';
 import { indexTurnRefs } from './turn-provenance';
+import { WrittenTurns, type WrittenTurn } from './written-turns';
 
 const ADD_TURN_TO_SESSION = `UPDATE agent_sessions SET turn_count = ?, last_turn_status = 'PENDING', last_turn_date = ?, last_updated_date = ?
   WHERE id = ? AND org_id = ?`;
 /** ADD_TURN_TO_SESSION while the session is as seen: its turn count, last status ('' for none), deleted and public flags. */
 const ADD_TURN_TO_SEEN_SESSION = `${ADD_TURN_TO_SESSION}
   AND turn_count = ? AND COALESCE(last_turn_status, '') = ? AND is_deleted = ? AND is_public = ?`;
-const UPDATE_CHUNK_REFS = 'UPDATE agent_session_turns SET chunk_refs = ? WHERE id = ? AND org_id = ?';
+const UPDATE_CHUNK_REFS = 'UPDATE agent_session_turns SET chunk_refs = ?, revision = revision + 1 WHERE id = ? AND org_id = ?';
 const DELETE_SESSION = 'UPDATE agent_sessions SET is_deleted = ?, last_updated_date = ? WHERE id = ? AND org_id = ?';
 /** The columns a session patch (domain SessionChanges) may change. */
 const PATCH_COLUMNS = { name: 'name', description: 'description', category: 'category', isPublic: 'is_public' } as const;
@@ -88,9 +91,13 @@ export interface TurnLifecycleDeps {
  * since the caller's read), a turn leaves PENDING
  * once, terminal turns are never written again (the rules of domain/turn-transitions.ts),
  * and the session's counters and usage move in the same transaction as its turns. The status
- * event is stored in that transaction too, and published only once it has committed.
+ * event is stored in that transaction too, and published only once it has committed. A turn
+ * this instance wrote last is settled without a locking read (settleAsWritten), guarded on
+ * its revision.
  */
 export class TurnLifecycle implements TurnStore, SessionCommands {
+  private readonly written = new WrittenTurns();
+
   constructor(private readonly deps: TurnLifecycleDeps) {}
 
   getSession(caller: Caller, id: string): Promise<SessionRecord | null> {
@@ -131,6 +138,7 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
       ];
       return { turn, event: await this.commitWithEvent(tx, writes, turn, null) };
     });
+    this.written.remember(turn, 0);
     this.deps.events.turnStatusChanged(event);
     return turn;
   }
@@ -166,6 +174,7 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
     ];
     try {
       const event = await this.deps.db.sqlTransaction((tx) => this.commitWithEvent(tx, writes, turn, null));
+      this.written.remember(turn, 0);
       this.deps.events.turnStatusChanged(event);
       return turn;
     } catch (e) {
@@ -187,6 +196,7 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
     const turn = openTurn(checked, { id: first.id ?? this.deps.newId(), session: row, author: userHeader(caller), now });
     const writes = [...this.sessionWrites(caller, row), ...this.turnWrites(turn, now, options)];
     const event = await this.deps.db.sqlTransaction((tx) => this.commitWithEvent(tx, writes, turn, null));
+    this.written.remember(turn, 0);
     this.deps.events.turnStatusChanged(event);
     return turn;
   }
@@ -218,20 +228,23 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
   recordChunkRefs(scope: OrgScope, sessionId: string, turnId: string, chunkRefs: readonly ChunkRef[]): Promise<TurnRecord> {
     const { db, locks } = this.deps;
     return db.sqlTransaction(async (tx) => {
-      const current = toTurnRecord(await locks.turn(tx, scope, sessionId, turnId));
+      const row = await locks.turn(tx, scope, sessionId, turnId);
+      const current = toTurnRecord(row);
       const { turn, added } = addChunkRefs(current, chunkRefs);
       if (added.length === 0) return turn;
       await tx.commitWith([
         { sql: UPDATE_CHUNK_REFS, params: [JSON.stringify(turn.chunkRefs), turn.id, turn.orgId] },
         ...indexTurnRefs(turn, { chunkRefs: added, activeFileRefs: [] }, current),
       ]);
+      this.written.remember(turn, row.revision + 1);
       return turn;
     });
   }
 
-  /** The status does not change, so no event is recorded. */
+  /** The status does not change, so no event is recorded. The turn runs on wherever its tool results arrive. */
   pauseForToolCalls(scope: OrgScope, sessionId: string, turnId: string, pause: TurnToolPause): Promise<TurnRecord> {
     const { db, locks } = this.deps;
+    this.written.forget(scope.orgId, turnId);
     return db.sqlTransaction(async (tx) => {
       const turn = pauseForToolCalls(toTurnRecord(await locks.turn(tx, scope, sessionId, turnId)), pause);
       await tx.commitWith([updateTurn(UPDATE_TURN, turn, { owner: null, expiresAt: pause.waitUntil })]);
@@ -252,6 +265,7 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
       // While a turn waits for tool results, its lease is the tool-result deadline.
       const turn = resumeWithToolResults(toTurnRecord(row), toolCallIds, row.leaseExpiresAt, this.deps.now());
       await tx.commitWith([updateTurn(UPDATE_TURN, turn, lease)]);
+      this.written.remember(turn, row.revision + 1);
       return turn;
     });
   }
@@ -262,6 +276,7 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
       const row = await locks.turn(tx, scope, sessionId, turnId);
       const turn = restartTurnChain(toTurnRecord(row), restart);
       await tx.commitWith([updateTurn(UPDATE_TURN, turn, leaseOf(row))]);
+      this.written.remember(turn, row.revision + 1);
       return turn;
     });
   }
@@ -357,19 +372,48 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
     sessionId: string,
     turnId: string,
     change: TurnTransition,
-    guard: (row: TurnRow) => boolean = () => true,
+    guard?: (row: TurnRow) => boolean,
   ): Promise<TurnRecord> {
+    const written = this.written.take(scope.orgId, sessionId, turnId);
+    if (written && !guard) {
+      const settled = await this.settleAsWritten(written, change);
+      if (settled) return settled;
+    }
     const { db, locks } = this.deps;
     const { turn, event } = await db.sqlTransaction(async (tx): Promise<{ turn: TurnRecord; event: TurnStatusEvent | null }> => {
       const { session, turn: row } = await locks.sessionAndTurn(tx, scope, sessionId, turnId);
       const current = toTurnRecord(row);
-      const updated = guard(row) ? applyTransition(current, change, this.deps.now()) : null;
+      const updated = !guard || guard(row) ? applyTransition(current, change, this.deps.now()) : null;
       if (!updated) return { turn: current, event: null };
       const writes = [updateTurn(SETTLE_TURN, updated, NO_LEASE), rollUpStatement(rollUpSettledTurn(toSessionRecord(session), updated), session)];
       return { turn: updated, event: await this.commitWithEvent(tx, writes, updated, current.status) };
     });
     if (event) this.deps.events.turnStatusChanged(event);
     return turn;
+  }
+
+  /**
+   * The turn settled from what this instance last wrote of it, with no locking read: the
+   * turn's UPDATE comes first and changes the row only while it is PENDING at the revision
+   * that write left, else the transaction stops there and rolls back; the session's roll-up
+   * moves its totals where they stand (settledTurnDelta). On MySQL one round trip. Null when
+   * the turn has been written since: `transition` then locks and decides again.
+   */
+  private async settleAsWritten({ turn: current, revision }: WrittenTurn, change: TurnTransition): Promise<TurnRecord | null> {
+    const updated = applyTransition(current, change, this.deps.now());
+    if (!updated) return null;
+    const writes: Statement[] = [
+      { sql: SETTLE_TURN_AS_WRITTEN, params: [...turnValues(updated, NO_LEASE), updated.id, updated.orgId, revision], mustChangeOneRow: true },
+      rollUpDeltaStatement(settledTurnDelta(updated), { id: updated.sessionId, orgId: updated.orgId }),
+    ];
+    try {
+      const event = await this.deps.db.sqlTransaction((tx) => this.commitWithEvent(tx, writes, updated, current.status));
+      this.deps.events.turnStatusChanged(event);
+      return updated;
+    } catch (e) {
+      if (e instanceof StaleReadError) return null;
+      throw e;
+    }
   }
 }
 

@@ -20,7 +20,7 @@ export const TURN_COLUMNS = `t.id, t.session_id, t.org_id, t.sequence_number, t.
   t.openai_response_payload_url, t.chunk_refs, t.active_file_refs, t.pending_tool_calls, t.tool_call_records,
   t.output_files, t.answered_by_model, t.warnings, t.errors, t.input_tokens, t.output_tokens, t.cached_input_tokens,
   t.usage_estimated, t.estimated_cost_usd, t.lease_owner, t.lease_expires_at, t.openai_chain_restart_reason,
-  t.request_metadata`;
+  t.request_metadata, t.revision`;
 
 type DateValue = Date | string;
 type NumberValue = number | string;
@@ -66,6 +66,7 @@ export interface RawTurnRow {
   readonly lease_expires_at: DateValue | null;
   readonly openai_chain_restart_reason: ChainRestartReason | null;
   readonly request_metadata: string | null;
+  readonly revision: NumberValue;
 }
 
 export function turnRowOf(raw: RawTurnRow): TurnRow {
@@ -109,6 +110,7 @@ export function turnRowOf(raw: RawTurnRow): TurnRow {
     leaseExpiresAt: nullableDateOf(raw.lease_expires_at),
     openAIChainRestartReason: raw.openai_chain_restart_reason,
     requestMetadata: jsonOf<TurnRequestMetadata>(raw.request_metadata, NO_REQUEST_METADATA),
+    revision: Number(raw.revision),
   };
 }
 

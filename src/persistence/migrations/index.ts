@@ -5,6 +5,7 @@ import { EventRetention1764300000000 } from './1764300000000-event-retention';
 import { ExactIds1764400000000 } from './1764400000000-exact-ids';
 import { FidChainTurnRequestMetadata1764500000000 } from './1764500000000-fid-chain-turn-request-metadata';
 import { ServerToolsAudit1764650000000 } from './1764650000000-server-tools-audit';
+import { TurnRevision1764700000000 } from './1764700000000-turn-revision';
 
 /** Every migration, oldest first. New ones are appended, never edited. */
 export const migrations = [
@@ -15,4 +16,5 @@ export const migrations = [
   ExactIds1764400000000,
   FidChainTurnRequestMetadata1764500000000,
   ServerToolsAudit1764650000000,
+  TurnRevision1764700000000,
 ];
