@@ -40,10 +40,6 @@ export class WrittenTurns {
     this.turns.delete(key);
     return found?.turn.sessionId === sessionId ? found : null;
   }
-
-  get size(): number {
-    return this.turns.size;
-  }
 }
 
 const keyOf = (orgId: string, turnId: string): string => `${orgId}\n${turnId}`;
