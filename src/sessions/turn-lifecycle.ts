@@ -186,7 +186,7 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
   /**
    * A new session and its first turn in one transaction, with nothing to read first: the
    * session row is inserted here, so its state (no turns, the caller its owner and only
-   * participant) is known. On MySQL one round trip.
+   * participant) is known, and it is inserted with its first turn counted. On MySQL one round trip.
    */
   async startSession(caller: Caller, input: NewSession, first: NewTurn, options: AddTurnOptions = {}): Promise<TurnRecord> {
     const checked = checkNewTurn(first);
@@ -194,7 +194,8 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
     const session = openSession(caller, input, { id: input.id ?? this.deps.newId(), now });
     const row = toSessionRow(session);
     const turn = openTurn(checked, { id: first.id ?? this.deps.newId(), session: row, author: userHeader(caller), now });
-    const writes = [...this.sessionWrites(caller, row), ...this.turnWrites(turn, now, options)];
+    const counted: SessionRow = { ...row, turnCount: turn.sequenceNumber, lastTurnStatus: turn.status, lastTurnDate: now, lastUpdatedDate: now };
+    const writes = [...this.sessionWrites(caller, counted), ...turnRows(turn, options)];
     const event = await this.deps.db.sqlTransaction((tx) => this.commitWithEvent(tx, writes, turn, null));
     this.written.remember(turn, 0);
     this.deps.events.turnStatusChanged(event);

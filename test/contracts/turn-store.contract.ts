@@ -71,7 +71,13 @@ export function turnStoreContract(open: TurnStoreFactory): void {
     const id = `started-${Math.random().toString(36).slice(2)}`;
     const turn = await turns.startSession(alice, { id, name: 'Started', agentContextId: 'ac-1' }, { instructionSummary: 'first' }, { rejectIfBusy: true });
     expect(turn).toMatchObject({ sessionId: id, sequenceNumber: 1, status: 'PENDING' });
-    expect(await turns.getSession(alice, id)).toMatchObject({ ownerUser: { id: 'alice' }, turnCount: 1, lastTurnStatus: 'PENDING' });
+    expect(await turns.getSession(alice, id)).toMatchObject({
+      ownerUser: { id: 'alice' },
+      turnCount: 1,
+      lastTurnStatus: 'PENDING',
+      lastTurnDate: turn.creationDate,
+      lastUpdatedDate: turn.creationDate,
+    });
     expect(await turns.getSession(bob, id)).toBeNull();
     expect(eventsOf(id).map((e) => [e.turnId, e.previousStatus, e.status])).toEqual([[turn.id, null, 'PENDING']]);
     // The owner is a participant already: the next turn adds no second participant row.

@@ -44,6 +44,8 @@ function statementsSuite(database: 'sqlite' | 'mysql', expected: { total: number
     await waitUntil(() => transactions(h.statements).length >= 2 && /COMMIT\s*$/.test(h.statements.at(-1) ?? ''));
     const [start, firstSettle] = transactions(h.statements).slice(-2);
     expect(start?.join('\n')).toMatch(/INSERT INTO agent_sessions[\s\S]*INSERT INTO agent_session_turns/);
+    // The session is inserted with its first turn counted: nothing updates it in the same transaction.
+    expect(start?.join('\n')).not.toMatch(/UPDATE agent_sessions/);
     expect(firstSettle).toBeDefined();
     if (database === 'mysql') expect(start).toHaveLength(1);
     h.statements.length = 0;
