@@ -228,18 +228,19 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
 
   recordChunkRefs(scope: OrgScope, sessionId: string, turnId: string, chunkRefs: readonly ChunkRef[]): Promise<TurnRecord> {
     const { db, locks } = this.deps;
-    return db.sqlTransaction(async (tx) => {
-      const row = await locks.turn(tx, scope, sessionId, turnId);
-      const current = toTurnRecord(row);
-      const { turn, added } = addChunkRefs(current, chunkRefs);
-      if (added.length === 0) return turn;
-      await tx.commitWith([
-        { sql: UPDATE_CHUNK_REFS, params: [JSON.stringify(turn.chunkRefs), turn.id, turn.orgId] },
-        ...indexTurnRefs(turn, { chunkRefs: added, activeFileRefs: [] }, current),
-      ]);
-      this.written.remember(turn, row.revision + 1);
-      return turn;
-    });
+    return this.rememberWrite(
+      db.sqlTransaction(async (tx) => {
+        const row = await locks.turn(tx, scope, sessionId, turnId);
+        const current = toTurnRecord(row);
+        const { turn, added } = addChunkRefs(current, chunkRefs);
+        if (added.length === 0) return { turn, revision: row.revision };
+        await tx.commitWith([
+          { sql: UPDATE_CHUNK_REFS, params: [JSON.stringify(turn.chunkRefs), turn.id, turn.orgId] },
+          ...indexTurnRefs(turn, { chunkRefs: added, activeFileRefs: [] }, current),
+        ]);
+        return { turn, revision: row.revision + 1 };
+      }),
+    );
   }
 
   /** The status does not change, so no event is recorded. The turn runs on wherever its tool results arrive. */
@@ -261,25 +262,27 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
     lease: { readonly owner: string; readonly expiresAt: Date },
   ): Promise<TurnRecord> {
     const { db, locks } = this.deps;
-    return db.sqlTransaction(async (tx) => {
-      const row = await locks.turn(tx, scope, sessionId, turnId);
-      // While a turn waits for tool results, its lease is the tool-result deadline.
-      const turn = resumeWithToolResults(toTurnRecord(row), toolCallIds, row.leaseExpiresAt, this.deps.now());
-      await tx.commitWith([updateTurn(UPDATE_TURN, turn, lease)]);
-      this.written.remember(turn, row.revision + 1);
-      return turn;
-    });
+    return this.rememberWrite(
+      db.sqlTransaction(async (tx) => {
+        const row = await locks.turn(tx, scope, sessionId, turnId);
+        // While a turn waits for tool results, its lease is the tool-result deadline.
+        const turn = resumeWithToolResults(toTurnRecord(row), toolCallIds, row.leaseExpiresAt, this.deps.now());
+        await tx.commitWith([updateTurn(UPDATE_TURN, turn, lease)]);
+        return { turn, revision: row.revision + 1 };
+      }),
+    );
   }
 
   restartTurnChain(scope: OrgScope, sessionId: string, turnId: string, restart: TurnChainRestart): Promise<TurnRecord> {
     const { db, locks } = this.deps;
-    return db.sqlTransaction(async (tx) => {
-      const row = await locks.turn(tx, scope, sessionId, turnId);
-      const turn = restartTurnChain(toTurnRecord(row), restart);
-      await tx.commitWith([updateTurn(UPDATE_TURN, turn, leaseOf(row))]);
-      this.written.remember(turn, row.revision + 1);
-      return turn;
-    });
+    return this.rememberWrite(
+      db.sqlTransaction(async (tx) => {
+        const row = await locks.turn(tx, scope, sessionId, turnId);
+        const turn = restartTurnChain(toTurnRecord(row), restart);
+        await tx.commitWith([updateTurn(UPDATE_TURN, turn, leaseOf(row))]);
+        return { turn, revision: row.revision + 1 };
+      }),
+    );
   }
 
   keepPartialAnswer(scope: OrgScope, sessionId: string, turnId: string, partial: TurnPartialAnswer): Promise<TurnRecord> {
@@ -390,6 +393,13 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
       return { turn: updated, event: await this.commitWithEvent(tx, writes, updated, current.status) };
     });
     if (event) this.deps.events.turnStatusChanged(event);
+    return turn;
+  }
+
+  /** The turn a transaction wrote, remembered once the transaction has committed (not merely sent its COMMIT). */
+  private async rememberWrite(committed: Promise<WrittenTurn>): Promise<TurnRecord> {
+    const { turn, revision } = await committed;
+    this.written.remember(turn, revision);
     return turn;
   }
 
