@@ -172,15 +172,9 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
       // The owner has taken part since the session was created; anyone else may be new.
       ...(seen.ownerUser.id === caller.userId ? [] : [this.deps.locks.joinIfNew(session, author, now)]),
     ];
-    try {
-      const event = await this.deps.db.sqlTransaction((tx) => this.commitWithEvent(tx, writes, turn, null));
-      this.written.remember(turn, 0);
-      this.deps.events.turnStatusChanged(event);
-      return turn;
-    } catch (e) {
-      if (e instanceof StaleReadError) return null;
-      throw e;
-    }
+    const added = await this.commitGuarded(writes, turn, null);
+    if (added) this.written.remember(added, 0);
+    return added;
   }
 
   /**
@@ -417,10 +411,19 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
       { sql: SETTLE_TURN_AS_WRITTEN, params: [...turnValues(updated, NO_LEASE), updated.id, updated.orgId, revision], mustChangeOneRow: true },
       rollUpDeltaStatement(settledTurnDelta(updated), { id: updated.sessionId, orgId: updated.orgId }),
     ];
+    return this.commitGuarded(writes, updated, current.status);
+  }
+
+  /**
+   * `writes` (led by a guarded statement), the status event and COMMIT in a transaction of
+   * their own, the event published once committed. Null when the guard found its row changed:
+   * nothing was kept, and the caller decides again under a lock.
+   */
+  private async commitGuarded(writes: readonly Statement[], turn: TurnRecord, previousStatus: TurnStatus | null): Promise<TurnRecord | null> {
     try {
-      const event = await this.deps.db.sqlTransaction((tx) => this.commitWithEvent(tx, writes, updated, current.status));
+      const event = await this.deps.db.sqlTransaction((tx) => this.commitWithEvent(tx, writes, turn, previousStatus));
       this.deps.events.turnStatusChanged(event);
-      return updated;
+      return turn;
     } catch (e) {
       if (e instanceof StaleReadError) return null;
       throw e;
