@@ -11,15 +11,17 @@ import { fmt, sampleLoad, summarise, type LoadResult, type LoadSample } from './
 /**
  * Execute throughput and capacity of ONE gateway instance (its own process, NODE_ENV=production,
  * as `npm start` runs it), on embedded SQLite and, with BENCH_MYSQL_URL, on MySQL/MariaDB, each
- * against the same baseline in the same run: the test suite's Responses API stand-in (streaming
- * SSE) driven directly by the openai SDK. This process plays the clients and the stand-in.
+ * against two baselines in the same run: the test suite's Responses API stand-in (streaming SSE)
+ * driven directly by the openai SDK (the provider's own cost), and a hand-written node:http
+ * program doing the same job on the same database server (bench/execute-baseline.ts: the floor
+ * of the job on this machine). This process plays the clients and the stand-in.
  *
  *  1. executes/s, p50, p99 with a zero-latency provider, 8 clients each with its own session,
- *     in interleaved rounds with the stand-in alone; the gateway's CPU time, SQL statements and
- *     transactions per execute;
+ *     in interleaved rounds of the stand-in alone, the hand-written program and the gateway; CPU
+ *     time, SQL statements and transactions per execute of both;
  *  2. N executes at once against a provider that answers after 2 s: how many the provider sees
- *     in flight at once, when all are done, RSS per in-flight execute, errors; the stand-in alone
- *     answering as many at once is the baseline.
+ *     in flight at once, when all are done, RSS per in-flight execute, errors; for the stand-in
+ *     alone, the hand-written program and the gateway.
  *
  *   npm run bench:execute
  *   BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/test npm run bench:execute   # both databases
@@ -33,14 +35,16 @@ const LATENCY_MS = Number(process.env.BENCH_PROVIDER_LATENCY_MS ?? 2000);
 const COUNTED_EXECUTES = 10;
 const TOKEN = issueToken({ userId: 'bench-user', orgId: 'acme', roles: ['admin'] }, BENCH_SECRET);
 const GATEWAY = resolve(__dirname, 'list-gateway.js');
+const BASELINE = resolve(__dirname, 'execute-baseline.js');
 const EXECUTE = `mutation($input: AgentExecuteInput!) { execute(input: $input) {
   ... on AgentFinalResponse { sessionId turnId primaryOutputText usage { totalTokens } }
 } }`;
 
-interface Gateway {
+/** What the clients drive: the gateway, or the hand-written program doing the same job. */
+interface Target {
   readonly child: BenchChild;
   readonly agentContextId: string;
-  /** User + system CPU time of the gateway process so far, from /proc. */
+  /** User + system CPU time of the target's process so far, from /proc. */
   cpuMs(): number;
   close(): Promise<void>;
 }
@@ -51,7 +55,12 @@ interface Database {
   readonly mysqlUrl: string | null;
 }
 
-async function startGateway(db: Database, env: Record<string, string>): Promise<Gateway> {
+const cpuMsOf = (pid: number) => () => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+};
+
+async function startGateway(db: Database, env: Record<string, string>): Promise<Target> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-exec-'));
   const database = db.mysqlUrl ? await createBenchDatabase(db.mysqlUrl, 'gw_bench_exec') : null;
   const profile = process.env.BENCH_PROFILE_DIR;
@@ -76,10 +85,35 @@ async function startGateway(db: Database, env: Record<string, string>): Promise<
   return {
     child,
     agentContextId: created.upsertAgentContext.id,
-    cpuMs: () => {
-      const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-      return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    cpuMs: cpuMsOf(child.pid),
+    async close() {
+      await child.close();
+      await database?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/** The hand-written program (bench/execute-baseline.ts) on a database of its own, against the same stand-in. */
+async function startBaseline(db: Database, fake: FakeOpenAI): Promise<Target> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-exec-baseline-'));
+  const database = db.mysqlUrl ? await createBenchDatabase(db.mysqlUrl, 'gw_bench_exec_baseline') : null;
+  const child = await startChild(
+    BASELINE,
+    {
+      JWT_SECRET: BENCH_SECRET,
+      PROVIDER_URL: fake.url,
+      BENCH_POOL_SIZE: '20',
+      ...(database ? { BENCH_MYSQL_URL: database.url } : { BENCH_SQLITE_FILE: join(dataDir, 'baseline.sqlite') }),
+    },
+    join(dataDir, 'baseline.log'),
+  );
+  const res = await fetch(`${child.url}/context`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: '{}' });
+  const { id } = (await res.json()) as { id: string };
+  return {
+    child,
+    agentContextId: id,
+    cpuMs: cpuMsOf(child.pid),
     async close() {
       await child.close();
       await database?.drop();
@@ -100,7 +134,7 @@ async function graphql<T>(url: string, query: string, variables: Record<string, 
 }
 
 /** A client with a session of its own: its follow-ons chain, as in real use. */
-function sessionClient(g: Gateway): () => Promise<void> {
+function sessionClient(g: Target): () => Promise<void> {
   let sessionId: string | null = null;
   let n = 0;
   return async () => {
@@ -147,7 +181,7 @@ async function load(makeClient: () => () => Promise<void>, seconds: number, erro
 }
 
 /** SQL calls (a multi-statement query is one: one round trip on MySQL) and transactions per execute, over COUNTED_EXECUTES sequential follow-ons of one session. */
-async function statementsPerExecute(g: Gateway): Promise<{ statements: number; transactions: number }> {
+async function statementsPerExecute(g: Target): Promise<{ statements: number; transactions: number }> {
   const client = sessionClient(g);
   await client();
   const statements = await g.child.statementsDuring(async () => {
@@ -157,62 +191,111 @@ async function statementsPerExecute(g: Gateway): Promise<{ statements: number; t
   return { statements: statements.length / COUNTED_EXECUTES, transactions: transactions / COUNTED_EXECUTES };
 }
 
+interface Measured {
+  readonly load: LoadResult;
+  readonly cpuMsPerExecute: number;
+  readonly statements: number;
+  readonly transactions: number;
+}
+
 interface ThroughputResult {
   readonly alone: LoadResult;
-  readonly gateway: LoadResult;
-  readonly cpuMsPerExecute: number;
+  readonly baseline: Measured;
+  readonly gateway: Measured;
   readonly errors: string[];
 }
+
+const sqlOf = (m: Measured) => `${m.statements} SQL calls (round trips on MySQL) in ${m.transactions} transactions`;
 
 async function throughput(db: Database): Promise<ThroughputResult> {
   const fake = await startFakeOpenAI({ record: false });
   const g = await startGateway(db, { OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: fake.url });
+  const hand = await startBaseline(db, fake);
   try {
     const errors: string[] = [];
     await load(() => providerCall(fake), 1, errors);
-    await load(() => sessionClient(g), 1, errors);
-    const sql = await statementsPerExecute(g);
+    const targets = [hand, g];
+    const samples = targets.map(() => [] as LoadSample[]);
+    const cpuMs = targets.map(() => 0);
+    for (const t of targets) await load(() => sessionClient(t), 1, errors);
+    const sql = await Promise.all(targets.map((t) => statementsPerExecute(t)));
     const alone: LoadSample[] = [];
-    const gateway: LoadSample[] = [];
-    let cpuMs = 0;
     const seconds = SECONDS / ROUNDS;
     for (let round = 0; round < ROUNDS; round++) {
       alone.push(await load(() => providerCall(fake), seconds, errors));
-      const cpu0 = g.cpuMs();
-      gateway.push(await load(() => sessionClient(g), seconds, errors));
-      cpuMs += g.cpuMs() - cpu0;
+      for (const [i, t] of targets.entries()) {
+        const cpu0 = t.cpuMs();
+        samples[i]?.push(await load(() => sessionClient(t), seconds, errors));
+        cpuMs[i] = (cpuMs[i] ?? 0) + t.cpuMs() - cpu0;
+      }
     }
-    const gatewayResult = summarise(gateway);
-    const r: ThroughputResult = { alone: summarise(alone), gateway: gatewayResult, cpuMsPerExecute: cpuMs / Math.max(1, gatewayResult.requests), errors };
-    const ratio = r.gateway.perSecond / r.alone.perSecond;
+    const [baseline, gateway] = targets.map((_, i): Measured => {
+      const result = summarise(samples[i] ?? []);
+      return { load: result, cpuMsPerExecute: (cpuMs[i] ?? 0) / Math.max(1, result.requests), ...(sql[i] ?? { statements: 0, transactions: 0 }) };
+    }) as [Measured, Measured];
+    const r: ThroughputResult = { alone: summarise(alone), baseline, gateway, errors };
+    const over = (m: Measured) => `${(m.load.perSecond / r.alone.perSecond).toFixed(2)}x req/s, p50 +${(m.load.p50Ms - r.alone.p50Ms).toFixed(1)} ms`;
     console.log(`\n1. ${db.name}: ${CONCURRENCY} clients, each with its own session (follow-ons chain), zero-latency provider, ${ROUNDS} interleaved rounds of ${seconds.toFixed(1)} s`);
-    console.log(`   baseline, the stand-in driven by the openai SDK, no gateway  ${fmt(r.alone)}`);
-    console.log(`   gateway execute -> OpenAI adapter -> stand-in                ${fmt(r.gateway)}`);
+    console.log(`   the stand-in driven by the openai SDK, no gateway           ${fmt(r.alone)}`);
+    console.log(`   hand-written node:http program doing the same job         ${fmt(baseline.load)}`);
+    console.log(`   gateway execute -> OpenAI adapter -> stand-in                ${fmt(gateway.load)}`);
+    console.log(`   hand-written / stand-in alone: ${over(baseline)}; its CPU ${baseline.cpuMsPerExecute.toFixed(1)} ms per execute; ${sqlOf(baseline)} per execute`);
     console.log(
-      `   gateway / stand-in alone: ${ratio.toFixed(2)}x req/s, p50 +${(r.gateway.p50Ms - r.alone.p50Ms).toFixed(1)} ms; ` +
-        `gateway CPU ${r.cpuMsPerExecute.toFixed(1)} ms per execute; ${sql.statements} SQL calls (round trips on MySQL) in ${sql.transactions} transactions per execute; ` +
+      `   gateway / stand-in alone: ${over(gateway)}; gateway CPU ${gateway.cpuMsPerExecute.toFixed(1)} ms per execute; ${sqlOf(gateway)} per execute; ` +
         `${errors.length} errors${errors.length ? ` (${[...new Set(errors)].join(', ')})` : ''}`,
+    );
+    console.log(
+      `   gateway / hand-written: ${(gateway.load.perSecond / baseline.load.perSecond).toFixed(2)}x req/s, p50 +${(gateway.load.p50Ms - baseline.load.p50Ms).toFixed(1)} ms, ` +
+        `${(gateway.cpuMsPerExecute / Math.max(0.01, baseline.cpuMsPerExecute)).toFixed(1)}x its CPU per execute`,
     );
     return r;
   } finally {
+    await hand.close();
     await g.close();
     await fake.close();
   }
 }
 
-interface CapacityResult {
-  readonly n: number;
+interface Burst {
   readonly peakOpen: number;
   readonly seconds: number;
-  readonly aloneSeconds: number;
   readonly kbPerInFlight: number;
   readonly failed: number;
 }
 
-/** N executes at once against a provider that answers after LATENCY_MS; the peak the provider sees open is what the gateway holds. */
+interface CapacityResult {
+  readonly n: number;
+  readonly aloneSeconds: number;
+  readonly alonePeak: number;
+  readonly baseline: Burst;
+  readonly gateway: Burst;
+}
+
+/** `n` executes, each a new session, sent at once to `t`; the peak the provider sees open is what `t` holds. */
+async function burst(t: Target, fake: FakeOpenAI, n: number): Promise<Burst & { reasons: string; rssBefore: number; peakRss: number }> {
+  const rssBefore = t.child.rssBytes();
+  let peakRss = rssBefore;
+  let peakOpen = 0;
+  const sampler = setInterval(() => {
+    peakRss = Math.max(peakRss, t.child.rssBytes());
+    peakOpen = Math.max(peakOpen, fake.open);
+  }, 25);
+  const t0 = performance.now();
+  const settled = await Promise.allSettled(
+    Array.from({ length: n }, (_, i) => graphql(t.child.url, EXECUTE, { input: { agentContextId: t.agentContextId, instruction: `In flight ${i}` } })),
+  );
+  clearInterval(sampler);
+  const seconds = (performance.now() - t0) / 1000;
+  const failed = settled.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  const reasons = [...new Set(failed.map((f) => String((f.reason as Error).message)))].join(', ');
+  return { peakOpen, seconds, kbPerInFlight: (peakRss - rssBefore) / 1024 / Math.max(1, peakOpen), failed: failed.length, reasons, rssBefore, peakRss };
+}
+
+/** N executes at once against a provider that answers after LATENCY_MS: the stand-in alone, the hand-written program, the gateway. */
 async function capacity(db: Database): Promise<CapacityResult[]> {
   const fake = await startFakeOpenAI({ record: false, latencyMs: LATENCY_MS });
   const g = await startGateway(db, { OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: fake.url, LLM_TIMEOUT_MS: '120000' });
+  const hand = await startBaseline(db, fake);
   const direct = providerCall(fake);
   const results: CapacityResult[] = [];
   console.log(`\n2. ${db.name}: executes at once, each a new session, provider latency ${LATENCY_MS} ms; gateway idle RSS ${mb(g.child.rssBytes())}`);
@@ -224,32 +307,19 @@ async function capacity(db: Database): Promise<CapacityResult[]> {
       const alone = await Promise.allSettled(Array.from({ length: n }, () => direct()));
       const aloneSeconds = (performance.now() - t0) / 1000;
       clearInterval(aloneSampler);
-
-      const rssBefore = g.child.rssBytes();
-      let peakRss = rssBefore;
-      let peakOpen = 0;
-      const sampler = setInterval(() => {
-        peakRss = Math.max(peakRss, g.child.rssBytes());
-        peakOpen = Math.max(peakOpen, fake.open);
-      }, 25);
-      const t1 = performance.now();
-      const settled = await Promise.allSettled(
-        Array.from({ length: n }, (_, i) => graphql(g.child.url, EXECUTE, { input: { agentContextId: g.agentContextId, instruction: `In flight ${i}` } })),
-      );
-      clearInterval(sampler);
-      const seconds = (performance.now() - t1) / 1000;
-      const failed = settled.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-      const reasons = [...new Set(failed.map((f) => String((f.reason as Error).message)))].join(', ');
-      const result = { n, peakOpen, seconds, aloneSeconds, kbPerInFlight: (peakRss - rssBefore) / 1024 / Math.max(1, peakOpen), failed: failed.length };
-      results.push(result);
-      console.log(
-        `   ${String(n).padStart(5)} at once: ${n - failed.length} answered in ${seconds.toFixed(2)} s (${(seconds / aloneSeconds).toFixed(2)}x the stand-in alone), ` +
-          `peak ${peakOpen} in flight at the provider, gateway RSS ${mb(rssBefore)} -> ${mb(peakRss)} (~${result.kbPerInFlight.toFixed(0)} KB per in-flight execute), ` +
-          `${failed.length} errors${failed.length ? ` (${reasons})` : ''}` +
-          ` | baseline, the stand-in alone: ${alone.filter((r) => r.status === 'fulfilled').length} in ${aloneSeconds.toFixed(2)} s, peak ${alonePeak} in flight`,
-      );
+      const baseline = await burst(hand, fake, n);
+      const gateway = await burst(g, fake, n);
+      results.push({ n, aloneSeconds, alonePeak, baseline, gateway });
+      const line = (name: string, b: typeof gateway) =>
+        `   ${name.padEnd(13)} ${String(n).padStart(5)} at once: ${n - b.failed} answered in ${b.seconds.toFixed(2)} s (${(b.seconds / aloneSeconds).toFixed(2)}x the stand-in alone), ` +
+        `peak ${b.peakOpen} in flight at the provider, RSS ${mb(b.rssBefore)} -> ${mb(b.peakRss)} (~${b.kbPerInFlight.toFixed(0)} KB per in-flight execute), ` +
+        `${b.failed} errors${b.failed ? ` (${b.reasons})` : ''}`;
+      console.log(`   the stand-in alone ${String(n).padStart(5)} at once: ${alone.filter((r) => r.status === 'fulfilled').length} in ${aloneSeconds.toFixed(2)} s, peak ${alonePeak} in flight`);
+      console.log(line('hand-written', baseline));
+      console.log(line('gateway', gateway));
     }
   } finally {
+    await hand.close();
     await g.close();
     await fake.close();
   }
@@ -269,13 +339,15 @@ async function main(): Promise<void> {
   for (const db of databases) {
     const t = await throughput(db);
     const c = await capacity(db);
+    const over = (m: Measured) =>
+      `${(m.load.perSecond / t.alone.perSecond).toFixed(2)}x the stand-in's req/s, p50 +${(m.load.p50Ms - t.alone.p50Ms).toFixed(1)} ms over it, ${m.cpuMsPerExecute.toFixed(1)} ms CPU per execute`;
     summary.push(
-      `   ${db.name}: ${(t.gateway.perSecond / t.alone.perSecond).toFixed(2)}x the stand-in's req/s (goal >= 0.43x: 300 of the issue's 699/s), ` +
-        `p50 +${(t.gateway.p50Ms - t.alone.p50Ms).toFixed(1)} ms over it (goal <= +10 ms), ${t.cpuMsPerExecute.toFixed(1)} ms gateway CPU per execute, ${t.errors.length} errors`,
+      `   ${db.name}, gateway: ${over(t.gateway)} (goals >= 0.43x: 300 of the issue's 699/s; <= +10 ms), ${t.errors.length} errors`,
+      `   ${db.name}, hand-written: ${over(t.baseline)}; the gateway has ${(t.gateway.load.perSecond / t.baseline.load.perSecond).toFixed(2)}x its req/s`,
       ...c.map(
         (r) =>
-          `   ${db.name}, ${r.n} at once: ${r.peakOpen} of ${r.n} in flight at the provider at once, done in ${r.seconds.toFixed(1)} s = ${(r.seconds / r.aloneSeconds).toFixed(2)}x the stand-in alone ` +
-          `(goal: all, <= 4 s), ~${r.kbPerInFlight.toFixed(0)} KB per in-flight execute (goal <= 100), ${r.failed} errors`,
+          `   ${db.name}, ${r.n} at once: gateway ${r.gateway.peakOpen} of ${r.n} in flight at once, done in ${r.gateway.seconds.toFixed(1)} s, ~${r.gateway.kbPerInFlight.toFixed(0)} KB per in-flight execute, ${r.gateway.failed} errors ` +
+          `(goals: all, <= 4 s, <= 100 KB) | hand-written ${r.baseline.peakOpen} in flight, ${r.baseline.seconds.toFixed(1)} s | the stand-in alone ${r.alonePeak} in flight, ${r.aloneSeconds.toFixed(1)} s`,
       ),
     );
   }
