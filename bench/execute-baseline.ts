@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
-import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import jwt from 'jsonwebtoken';
 import { createPool, type ResultSetHeader, type RowDataPacket } from 'mysql2/promise';
+import { caller, readBody, sendJson, type Caller } from './baseline-http';
 import { serveParent, StatementLog } from './bench-child';
 
 /**
@@ -48,10 +48,6 @@ interface Input {
   readonly instruction: string;
   readonly sessionId?: string;
   readonly activeFiles?: readonly { path: string; content: string }[];
-}
-interface Caller {
-  readonly org: string;
-  readonly user: string;
 }
 interface Started {
   readonly model: string;
@@ -239,46 +235,25 @@ function callProvider(agent: Agent, base: URL, started: Started, input: Input): 
   });
 }
 
-async function readBody(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-}
-
-function caller(req: IncomingMessage): Caller | null {
-  const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-  if (!token) return null;
-  try {
-    const claims = jwt.verify(token, SECRET, { algorithms: ['HS256'] }) as { sub?: unknown; org?: unknown };
-    return typeof claims.sub === 'string' && typeof claims.org === 'string' ? { org: claims.org, user: claims.sub } : null;
-  } catch {
-    return null;
-  }
-}
-
 async function main(): Promise<void> {
   const log = new StatementLog();
   const mysqlUrl = process.env.BENCH_MYSQL_URL;
   const store = mysqlUrl ? await mysqlStore(mysqlUrl, log) : sqliteStore(process.env.BENCH_SQLITE_FILE ?? '', log);
   const provider = new URL(process.env.PROVIDER_URL ?? '');
   const agent = new Agent({ keepAlive: true });
-  const send = (res: ServerResponse, status: number, body: string) => {
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
-    res.end(body);
-  };
   const server = createServer((req, res) => {
     void (async () => {
       const body = (await readBody(req)) as { variables?: { input?: Input } };
-      const who = caller(req);
-      if (!who) return send(res, 401, '{"errors":[{"message":"unauthenticated"}]}');
-      if (req.url === '/context') return send(res, 200, JSON.stringify({ id: await store.createContext(who.org) }));
+      const who = caller(req, SECRET);
+      if (!who) return sendJson(res, 401, '{"errors":[{"message":"unauthenticated"}]}');
+      if (req.url === '/context') return sendJson(res, 200, JSON.stringify({ id: await store.createContext(who.org) }));
       const input = body.variables?.input;
-      if (!input) return send(res, 400, '{"errors":[{"message":"no input"}]}');
+      if (!input) return sendJson(res, 400, '{"errors":[{"message":"no input"}]}');
       const started = await store.start(who, input);
-      if (!started) return send(res, 200, '{"errors":[{"message":"not found"}]}');
+      if (!started) return sendJson(res, 200, '{"errors":[{"message":"not found"}]}');
       const answer = await callProvider(agent, provider, started, input);
       await store.settle(started, answer);
-      send(
+      sendJson(
         res,
         200,
         JSON.stringify({
@@ -287,7 +262,7 @@ async function main(): Promise<void> {
           },
         }),
       );
-    })().catch((e: unknown) => send(res, 500, JSON.stringify({ errors: [{ message: String(e) }] })));
+    })().catch((e: unknown) => sendJson(res, 500, JSON.stringify({ errors: [{ message: String(e) }] })));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   serveParent(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, log, async () => {

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import jwt from 'jsonwebtoken';
 import { createPool, type RowDataPacket } from 'mysql2/promise';
+import { caller, readBody, sendJson } from './baseline-http';
 import { serveParent, StatementLog } from './bench-child';
 import { COUNT_SQL, pageBody, pageSql, visibleParams, type SummaryRow } from './list-summary';
 
@@ -48,39 +48,18 @@ function sqliteReader(file: string, log: StatementLog): { read: Read; close(): P
   };
 }
 
-async function readBody(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-}
-
-function caller(req: IncomingMessage): { org: string; user: string } | null {
-  const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-  if (!token) return null;
-  try {
-    const claims = jwt.verify(token, SECRET, { algorithms: ['HS256'] }) as { sub?: unknown; org?: unknown };
-    return typeof claims.sub === 'string' && typeof claims.org === 'string' ? { org: claims.org, user: claims.sub } : null;
-  } catch {
-    return null;
-  }
-}
-
 async function main(): Promise<void> {
   const log = new StatementLog();
   const mysqlUrl = process.env.BENCH_MYSQL_URL;
   const reader = mysqlUrl ? mysqlReader(mysqlUrl, log) : sqliteReader(process.env.BENCH_SQLITE_FILE ?? '', log);
-  const send = (res: ServerResponse, status: number, body: string) => {
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
-    res.end(body);
-  };
   const server = createServer((req, res) => {
     void (async () => {
       await readBody(req);
-      const who = caller(req);
-      if (!who) return send(res, 401, '{"errors":[{"message":"unauthenticated"}]}');
+      const who = caller(req, SECRET);
+      if (!who) return sendJson(res, 401, '{"errors":[{"message":"unauthenticated"}]}');
       const { rows, total } = await reader.read(who.org, who.user);
-      send(res, 200, pageBody(rows, PAGE_SIZE, total));
-    })().catch((e: unknown) => send(res, 500, JSON.stringify({ errors: [{ message: String(e) }] })));
+      sendJson(res, 200, pageBody(rows, PAGE_SIZE, total));
+    })().catch((e: unknown) => sendJson(res, 500, JSON.stringify({ errors: [{ message: String(e) }] })));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   serveParent(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, log, async () => {
