@@ -55,10 +55,22 @@ interface Database {
   readonly mysqlUrl: string | null;
 }
 
-const cpuMsOf = (pid: number) => () => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-};
+/** A started child as a Target: its CPU time from /proc, and a close that also drops its database and data directory. */
+function targetOf(child: BenchChild, agentContextId: string, database: { drop(): Promise<void> } | null, dataDir: string): Target {
+  return {
+    child,
+    agentContextId,
+    cpuMs: () => {
+      const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    },
+    async close() {
+      await child.close();
+      await database?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
 
 async function startGateway(db: Database, env: Record<string, string>): Promise<Target> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-exec-'));
@@ -82,16 +94,7 @@ async function startGateway(db: Database, env: Record<string, string>): Promise<
     child.url,
     'mutation { upsertAgentContext(input: { name: "Bench", vectorCollection: "bench", defaultModel: "gpt-4.1-mini" }) { id } }',
   );
-  return {
-    child,
-    agentContextId: created.upsertAgentContext.id,
-    cpuMs: cpuMsOf(child.pid),
-    async close() {
-      await child.close();
-      await database?.drop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+  return targetOf(child, created.upsertAgentContext.id, database, dataDir);
 }
 
 /** The hand-written program (bench/execute-baseline.ts) on a database of its own, against the same stand-in. */
@@ -110,16 +113,7 @@ async function startBaseline(db: Database, fake: FakeOpenAI): Promise<Target> {
   );
   const res = await fetch(`${child.url}/context`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: '{}' });
   const { id } = (await res.json()) as { id: string };
-  return {
-    child,
-    agentContextId: id,
-    cpuMs: cpuMsOf(child.pid),
-    async close() {
-      await child.close();
-      await database?.drop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+  return targetOf(child, id, database, dataDir);
 }
 
 async function graphql<T>(url: string, query: string, variables: Record<string, unknown> = {}): Promise<T> {
@@ -206,6 +200,8 @@ interface ThroughputResult {
 }
 
 const sqlOf = (m: Measured) => `${m.statements} SQL calls (round trips on MySQL) in ${m.transactions} transactions`;
+const overAlone = (m: Measured, alone: LoadResult) =>
+  `${(m.load.perSecond / alone.perSecond).toFixed(2)}x the stand-in's req/s, p50 +${(m.load.p50Ms - alone.p50Ms).toFixed(1)} ms over it`;
 
 async function throughput(db: Database): Promise<ThroughputResult> {
   const fake = await startFakeOpenAI({ record: false });
@@ -214,34 +210,31 @@ async function throughput(db: Database): Promise<ThroughputResult> {
   try {
     const errors: string[] = [];
     await load(() => providerCall(fake), 1, errors);
-    const targets = [hand, g];
-    const samples = targets.map(() => [] as LoadSample[]);
-    const cpuMs = targets.map(() => 0);
-    for (const t of targets) await load(() => sessionClient(t), 1, errors);
-    const sql = await Promise.all(targets.map((t) => statementsPerExecute(t)));
+    const runs = [hand, g].map((target) => ({ target, samples: [] as LoadSample[], cpuMs: 0 }));
+    for (const { target } of runs) await load(() => sessionClient(target), 1, errors);
+    const sql = await Promise.all(runs.map(({ target }) => statementsPerExecute(target)));
     const alone: LoadSample[] = [];
     const seconds = SECONDS / ROUNDS;
     for (let round = 0; round < ROUNDS; round++) {
       alone.push(await load(() => providerCall(fake), seconds, errors));
-      for (const [i, t] of targets.entries()) {
-        const cpu0 = t.cpuMs();
-        samples[i]?.push(await load(() => sessionClient(t), seconds, errors));
-        cpuMs[i] = (cpuMs[i] ?? 0) + t.cpuMs() - cpu0;
+      for (const run of runs) {
+        const cpu0 = run.target.cpuMs();
+        run.samples.push(await load(() => sessionClient(run.target), seconds, errors));
+        run.cpuMs += run.target.cpuMs() - cpu0;
       }
     }
-    const [baseline, gateway] = targets.map((_, i): Measured => {
-      const result = summarise(samples[i] ?? []);
-      return { load: result, cpuMsPerExecute: (cpuMs[i] ?? 0) / Math.max(1, result.requests), ...(sql[i] ?? { statements: 0, transactions: 0 }) };
+    const [baseline, gateway] = runs.map((run, i): Measured => {
+      const result = summarise(run.samples);
+      return { load: result, cpuMsPerExecute: run.cpuMs / Math.max(1, result.requests), ...sql[i] };
     }) as [Measured, Measured];
     const r: ThroughputResult = { alone: summarise(alone), baseline, gateway, errors };
-    const over = (m: Measured) => `${(m.load.perSecond / r.alone.perSecond).toFixed(2)}x req/s, p50 +${(m.load.p50Ms - r.alone.p50Ms).toFixed(1)} ms`;
     console.log(`\n1. ${db.name}: ${CONCURRENCY} clients, each with its own session (follow-ons chain), zero-latency provider, ${ROUNDS} interleaved rounds of ${seconds.toFixed(1)} s`);
     console.log(`   the stand-in driven by the openai SDK, no gateway           ${fmt(r.alone)}`);
     console.log(`   hand-written node:http program doing the same job         ${fmt(baseline.load)}`);
     console.log(`   gateway execute -> OpenAI adapter -> stand-in                ${fmt(gateway.load)}`);
-    console.log(`   hand-written / stand-in alone: ${over(baseline)}; its CPU ${baseline.cpuMsPerExecute.toFixed(1)} ms per execute; ${sqlOf(baseline)} per execute`);
+    console.log(`   hand-written: ${overAlone(baseline, r.alone)}; its CPU ${baseline.cpuMsPerExecute.toFixed(1)} ms per execute; ${sqlOf(baseline)} per execute`);
     console.log(
-      `   gateway / stand-in alone: ${over(gateway)}; gateway CPU ${gateway.cpuMsPerExecute.toFixed(1)} ms per execute; ${sqlOf(gateway)} per execute; ` +
+      `   gateway: ${overAlone(gateway, r.alone)}; gateway CPU ${gateway.cpuMsPerExecute.toFixed(1)} ms per execute; ${sqlOf(gateway)} per execute; ` +
         `${errors.length} errors${errors.length ? ` (${[...new Set(errors)].join(', ')})` : ''}`,
     );
     console.log(
@@ -259,8 +252,12 @@ async function throughput(db: Database): Promise<ThroughputResult> {
 interface Burst {
   readonly peakOpen: number;
   readonly seconds: number;
+  readonly rssBefore: number;
+  readonly peakRss: number;
   readonly kbPerInFlight: number;
   readonly failed: number;
+  /** The distinct error messages of the failed ones. */
+  readonly reasons: string;
 }
 
 interface CapacityResult {
@@ -272,7 +269,7 @@ interface CapacityResult {
 }
 
 /** `n` executes, each a new session, sent at once to `t`; the peak the provider sees open is what `t` holds. */
-async function burst(t: Target, fake: FakeOpenAI, n: number): Promise<Burst & { reasons: string; rssBefore: number; peakRss: number }> {
+async function burst(t: Target, fake: FakeOpenAI, n: number): Promise<Burst> {
   const rssBefore = t.child.rssBytes();
   let peakRss = rssBefore;
   let peakOpen = 0;
@@ -310,7 +307,7 @@ async function capacity(db: Database): Promise<CapacityResult[]> {
       const baseline = await burst(hand, fake, n);
       const gateway = await burst(g, fake, n);
       results.push({ n, aloneSeconds, alonePeak, baseline, gateway });
-      const line = (name: string, b: typeof gateway) =>
+      const line = (name: string, b: Burst) =>
         `   ${name.padEnd(13)} ${String(n).padStart(5)} at once: ${n - b.failed} answered in ${b.seconds.toFixed(2)} s (${(b.seconds / aloneSeconds).toFixed(2)}x the stand-in alone), ` +
         `peak ${b.peakOpen} in flight at the provider, RSS ${mb(b.rssBefore)} -> ${mb(b.peakRss)} (~${b.kbPerInFlight.toFixed(0)} KB per in-flight execute), ` +
         `${b.failed} errors${b.failed ? ` (${b.reasons})` : ''}`;
@@ -339,8 +336,7 @@ async function main(): Promise<void> {
   for (const db of databases) {
     const t = await throughput(db);
     const c = await capacity(db);
-    const over = (m: Measured) =>
-      `${(m.load.perSecond / t.alone.perSecond).toFixed(2)}x the stand-in's req/s, p50 +${(m.load.p50Ms - t.alone.p50Ms).toFixed(1)} ms over it, ${m.cpuMsPerExecute.toFixed(1)} ms CPU per execute`;
+    const over = (m: Measured) => `${overAlone(m, t.alone)}, ${m.cpuMsPerExecute.toFixed(1)} ms CPU per execute`;
     summary.push(
       `   ${db.name}, gateway: ${over(t.gateway)} (goals >= 0.43x: 300 of the issue's 699/s; <= +10 ms), ${t.errors.length} errors`,
       `   ${db.name}, hand-written: ${over(t.baseline)}; the gateway has ${(t.gateway.load.perSecond / t.baseline.load.perSecond).toFixed(2)}x its req/s`,
