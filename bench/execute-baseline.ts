@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createPool, type RowDataPacket } from 'mysql2/promise';
-import { caller, readBody, sendJson, type Caller } from './baseline-http';
+import { callerCheck, readBody, sendJson, type Caller } from './baseline-http';
 import { serveParent, StatementLog } from './bench-child';
 
 /**
@@ -18,7 +18,7 @@ import { serveParent, StatementLog } from './bench-child';
  * gateway sends) or better-sqlite3 (BENCH_SQLITE_FILE, WAL, synchronous=NORMAL as the
  * gateway's). The provider is PROVIDER_URL (…/v1). POST /context creates a context.
  */
-const SECRET = process.env.JWT_SECRET ?? '';
+const callerOf = callerCheck(process.env.JWT_SECRET ?? '');
 
 const SCHEMA = [
   'CREATE TABLE bl_contexts (id VARCHAR(36) PRIMARY KEY, org VARCHAR(64) NOT NULL, model VARCHAR(64) NOT NULL)',
@@ -246,7 +246,7 @@ async function main(): Promise<void> {
   const server = createServer((req, res) => {
     void (async () => {
       const body = (await readBody(req)) as { variables?: { input?: Input } };
-      const who = caller(req, SECRET);
+      const who = callerOf(req);
       if (!who) return sendJson(res, 401, '{"errors":[{"message":"unauthenticated"}]}');
       if (req.url === '/context') return sendJson(res, 200, JSON.stringify({ id: await store.createContext(who.org) }));
       const input = body.variables?.input;

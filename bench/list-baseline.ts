@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createPool, type RowDataPacket } from 'mysql2/promise';
-import { caller, readBody, sendJson } from './baseline-http';
+import { callerCheck, readBody, sendJson } from './baseline-http';
 import { serveParent, StatementLog } from './bench-child';
 import { COUNT_SQL, pageBody, pageSql, visibleParams, type SummaryRow } from './list-summary';
 
@@ -14,7 +14,7 @@ import { COUNT_SQL, pageBody, pageSql, visibleParams, type SummaryRow } from './
  * (BENCH_SQLITE_FILE). Any POST is answered with the first page of the caller's sessions.
  */
 const PAGE_SIZE = Number(process.env.BENCH_PAGE_SIZE ?? 25);
-const SECRET = process.env.JWT_SECRET ?? '';
+const callerOf = callerCheck(process.env.JWT_SECRET ?? '');
 
 type Read = (org: string, user: string) => Promise<{ rows: SummaryRow[]; total: number }>;
 
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   const server = createServer((req, res) => {
     void (async () => {
       await readBody(req);
-      const who = caller(req, SECRET);
+      const who = callerOf(req);
       if (!who) return sendJson(res, 401, '{"errors":[{"message":"unauthenticated"}]}');
       const { rows, total } = await reader.read(who.org, who.user);
       sendJson(res, 200, pageBody(rows, PAGE_SIZE, total));
