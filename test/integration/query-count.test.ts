@@ -130,6 +130,26 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
     );
   }
 
+  it("counts a member's sessions from the visibility index, not from the sessions' rows, also once the database has statistics", async () => {
+    await t.gateway.db.dataSource.query(database === 'sqlite' ? 'ANALYZE' : 'ANALYZE TABLE agent_sessions');
+    const token = t.token({ userId: 'user-2', roles: [] });
+    t.statements.length = 0;
+    const res = await t.gql(token, '{ agentSessions(first: 25) { totalCount edges { node { id } } } }');
+    expect(res.body.errors).toBeUndefined();
+    const count = t.statements.find((sql) => /COUNT\(\*\)/.test(sql) && /\bagent_sessions s\b/.test(sql));
+    expect(count).toBeDefined();
+    const params = ['acme', 'user-2', 'acme', 'user-2'];
+    if (database === 'sqlite') {
+      const plan = (await t.gateway.db.dataSource.query(`EXPLAIN QUERY PLAN ${count}`, params)) as { detail: string }[];
+      expect(plan.map((p) => p.detail).join(' | ')).toMatch(/SEARCH s USING COVERING INDEX idx_sessions_org_visible/);
+    } else {
+      const plan = (await t.gateway.db.dataSource.query(`EXPLAIN ${count}`, params)) as { table: string; key: string | null; Extra: string }[];
+      const sessions = plan.find((step) => step.table === 's');
+      expect(sessions?.key).toBe('idx_sessions_org_visible');
+      expect(sessions?.Extra).toMatch(/Using index/);
+    }
+  });
+
   if (database === 'mysql') {
     it("looks a member's participations up by (org, user) for the page and the count, not by scanning that index", async () => {
       const token = t.token({ userId: 'user-2', roles: [] });

@@ -6,6 +6,7 @@ import { ExactIds1764400000000 } from './1764400000000-exact-ids';
 import { FidChainTurnRequestMetadata1764500000000 } from './1764500000000-fid-chain-turn-request-metadata';
 import { ServerToolsAudit1764650000000 } from './1764650000000-server-tools-audit';
 import { TurnRevision1764700000000 } from './1764700000000-turn-revision';
+import { SessionVisibilityIndex1764800000000 } from './1764800000000-session-visibility-index';
 
 /** Every migration, oldest first. New ones are appended, never edited. */
 export const migrations = [
@@ -17,4 +18,5 @@ export const migrations = [
   FidChainTurnRequestMetadata1764500000000,
   ServerToolsAudit1764650000000,
   TurnRevision1764700000000,
+  SessionVisibilityIndex1764800000000,
 ];
