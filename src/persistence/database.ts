@@ -10,6 +10,7 @@ import { MysqlStoreGuard } from './mysql-store-guard';
 import { StaleReadError, type SqlResult, type SqlTransaction, type SqlValue, type Statement } from './sql';
 import { SqliteWriter } from './sqlite-writer';
 import { SqliteCheckpointer, type SqliteConnection } from './sqlite-checkpointer';
+import { SqliteReader } from './sqlite-reader';
 
 export interface DatabaseOptions {
   /** mysql://user:pass@host:port/db; absent means the embedded SQLite file under dataDir. */
@@ -153,8 +154,16 @@ export async function openDatabase<E extends EntitySchemas>(
     });
     guard.attach((dataSource.driver as unknown as { pool: Parameters<MysqlStoreGuard['attach']>[0] }).pool);
   }
-  typeStoreErrors(dataSource, options.observeStatement ?? ((_sql, run) => run()));
-  const reads = dialect === 'sqlite' ? null : new ReadBatcher(dataSource);
+  const observe: StatementObserver = options.observeStatement ?? ((_sql, run) => run());
+  typeStoreErrors(dataSource, observe);
+  // Plain reads: batched into one round trip on MySQL, on their own thread on SQLite.
+  const reader = embedded.file ? new SqliteReader(embedded.file, options.logger) : null;
+  const read: (sql: string, params: readonly SqlValue[]) => Promise<unknown[]> = reader
+    ? (sql, params) => {
+        options.onQuery?.(sql);
+        return observe(sql, () => reader.read(sql, bindSqlite(params)));
+      }
+    : ReadBatcher.prototype.read.bind(new ReadBatcher(dataSource));
   // One connection: a second BEGIN while one is open would nest as a savepoint, so one writer orders them (and groups commits).
   const writer = dialect === 'sqlite' ? sqliteWriter(dataSource) : null;
   const transaction = <T>(work: (em: EntityManager) => Promise<T>): Promise<T> =>
@@ -170,8 +179,7 @@ export async function openDatabase<E extends EntitySchemas>(
       return retryDeadlocks(() => mysqlTransaction(dataSource.createQueryRunner('master'), work));
     },
     async read<R>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
-      if (reads) return (await reads.read(sql, params)) as R[];
-      return (await dataSource.query(sql, bindSqlite(params))) as R[];
+      return (await read(sql, params)) as R[];
     },
     async ping() {
       if (guard) await guard.ping();
@@ -192,6 +200,7 @@ export async function openDatabase<E extends EntitySchemas>(
         if (dataSource.isInitialized) await dataSource.destroy();
       } finally {
         // Joined here: nothing of the database is left running once close settles.
+        await reader?.close();
         await checkpointer?.close();
       }
     },

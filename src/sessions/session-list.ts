@@ -3,6 +3,7 @@ import { assertPageSize, type PageRequest } from '../domain/pagination';
 import type { SessionFilter, SessionOrder } from '../domain/session';
 import type { TurnStatus } from '../domain/turn-status';
 import type { Database } from '../persistence/database';
+import type { SqlValue } from '../persistence/sql';
 import { booleanOf, dateOf } from './raw-values';
 import { afterCursor, cursorOf, filterConditions, orderBy, paramsOf, whereOf, type Condition } from './session-query';
 import type { ListOptions, SessionPage, SessionSummaryRecord } from './session-store.port';
@@ -82,9 +83,10 @@ export class SessionList {
     };
   }
 
+  /** A plain read (Database.read): on MySQL the page and the count share one round trip, on SQLite they run off the main thread. */
   private query<T>(sql: string, conditions: readonly Condition[]): Promise<T[]> {
     const [text, params] = this.db.dataSource.driver.escapeQueryWithParameters(sql, paramsOf(conditions));
-    return this.db.dataSource.query(text, params) as Promise<T[]>;
+    return this.db.read<T>(text, params as SqlValue[]);
   }
 }
 

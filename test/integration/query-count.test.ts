@@ -30,6 +30,13 @@ interface Summary {
   readonly participants: { id: string }[];
 }
 
+/**
+ * Each SQL statement recorded since the last reset. On MySQL, reads asked for together go to
+ * the server as one multi-statement query (persistence/mysql-sql.ts ReadBatcher joins them
+ * with ';\n'); they are counted here one by one.
+ */
+const statementsOf = (t: TestGateway): string[] => t.statements.flatMap((sql) => sql.split(';\n'));
+
 function queryCountSuite(database: 'sqlite' | 'mysql'): void {
   let t: TestGateway;
 
@@ -56,7 +63,7 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
     }
     // The live machinery reads the event log in the background (gap catch-up after the
     // seed's concurrent writes, retention pruning); a list query never touches it.
-    return t.statements.filter((sql) => !/\b(turn_events|event_counters)\b/.test(sql));
+    return statementsOf(t).filter((sql) => !/\b(turn_events|event_counters)\b/.test(sql));
   }
 
   it.each([
@@ -120,7 +127,7 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
         t.statements.length = 0;
         const res = await t.gql(token, `query($orderBy: AgentSessionOrder) { agentSessions(first: 25, orderBy: $orderBy) { edges { node { id } } } }`, { orderBy });
         expect(res.body.errors).toBeUndefined();
-        const page = t.statements.find((sql) => /\bLIMIT 26\b/.test(sql));
+        const page = statementsOf(t).find((sql) => /\bLIMIT 26\b/.test(sql));
         expect(page).toBeDefined();
         const plan = (await t.gateway.db.dataSource.query(`EXPLAIN QUERY PLAN ${page}`, ['acme', 'user-2', 'acme', 'user-2'])) as { detail: string }[];
         const steps = plan.map((p) => p.detail).join(' | ');
@@ -136,7 +143,7 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
     t.statements.length = 0;
     const res = await t.gql(token, '{ agentSessions(first: 25) { totalCount edges { node { id } } } }');
     expect(res.body.errors).toBeUndefined();
-    const count = t.statements.find((sql) => /COUNT\(\*\)/.test(sql) && /\bagent_sessions s\b/.test(sql));
+    const count = statementsOf(t).find((sql) => /COUNT\(\*\)/.test(sql) && /\bagent_sessions s\b/.test(sql));
     expect(count).toBeDefined();
     const params = ['acme', 'user-2', 'acme', 'user-2'];
     if (database === 'sqlite') {
@@ -156,12 +163,22 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
       t.statements.length = 0;
       const res = await t.gql(token, '{ agentSessions(first: 25) { totalCount edges { node { id } } } }');
       expect(res.body.errors).toBeUndefined();
-      const list = t.statements.filter((sql) => /\bagent_sessions s\b/.test(sql));
+      const list = statementsOf(t).filter((sql) => /\bagent_sessions s\b/.test(sql));
       expect(list).toHaveLength(2);
       for (const sql of list) {
         const plan = (await t.gateway.db.dataSource.query(`EXPLAIN ${sql}`, ['acme', 'user-2', 'acme', 'user-2'])) as { table: string; type: string }[];
         expect(plan.find((step) => step.table === 'vp')?.type).toBe('ref');
       }
+    });
+
+    it('sends the page and the count in one round trip', async () => {
+      const token = t.token({ userId: 'user-2', roles: [] });
+      t.statements.length = 0;
+      const res = await t.gql(token, '{ agentSessions(first: 25) { totalCount edges { node { id } } } }');
+      expect(res.body.errors).toBeUndefined();
+      const trips = t.statements.filter((sql) => /\bagent_sessions s\b/.test(sql));
+      expect(trips).toHaveLength(1);
+      expect(trips[0]!.split(';\n')).toHaveLength(2);
     });
   }
 
@@ -171,7 +188,7 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
       t.statements.length = 0;
       const res = await t.gql<{ agentSessions: { edges: { node: { id: string; agentContextName?: string | null } }[] } }>(token, query);
       expect(res.body.errors).toBeUndefined();
-      const statements = t.statements.filter((sql) => !/\b(turn_events|event_counters)\b/.test(sql));
+      const statements = statementsOf(t).filter((sql) => !/\b(turn_events|event_counters)\b/.test(sql));
       return { nodes: res.body.data!.agentSessions.edges.map((e) => e.node), statements };
     };
     const plain = await pageOf('{ agentSessions(first: 25) { edges { node { id name } } } }');
