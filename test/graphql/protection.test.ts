@@ -147,31 +147,41 @@ describe('NODE_ENV=production', () => {
     }
   });
 
+  /**
+   * A fault no code path expects: the sessions' table is gone (renamed away and back), so every
+   * statement on it fails with the database's own message (`no such table: agent_sessions`).
+   */
+  async function withoutSessionsTable(run: () => Promise<void>): Promise<void> {
+    await t.gateway.db.dataSource.query('ALTER TABLE agent_sessions RENAME TO agent_sessions_away');
+    try {
+      await run();
+    } finally {
+      await t.gateway.db.dataSource.query('ALTER TABLE agent_sessions_away RENAME TO agent_sessions');
+    }
+  }
+
   it('masks unexpected errors and logs them with the request id', async () => {
-    await t.gateway.db.dataSource.destroy();
-    const res = await t.gql(token, '{ agentSessions { totalCount } }');
-    const error = res.body.errors?.[0];
-    expect(error?.message).toBe('Internal server error');
-    expect(error?.extensions).toEqual({ code: 'INTERNAL_SERVER_ERROR' });
-    expect(JSON.stringify(res.body)).not.toMatch(/typeorm|sql|stack|at \w+ \(/i);
-    const requestId = res.headers.get('x-request-id');
-    expect(requestId).toBeTruthy();
-    expect(logLines.some((l) => l.requestId === requestId && l.level === 50)).toBe(true);
-    await t.gateway.db.dataSource.initialize();
+    await withoutSessionsTable(async () => {
+      const res = await t.gql(token, '{ agentSessions { totalCount } }');
+      const error = res.body.errors?.[0];
+      expect(error?.message).toBe('Internal server error');
+      expect(error?.extensions).toEqual({ code: 'INTERNAL_SERVER_ERROR' });
+      expect(JSON.stringify(res.body)).not.toMatch(/typeorm|sql|stack|at \w+ \(|no such table/i);
+      const requestId = res.headers.get('x-request-id');
+      expect(requestId).toBeTruthy();
+      expect(logLines.some((l) => l.requestId === requestId && l.level === 50)).toBe(true);
+    });
   });
 
   it('masks unexpected REST errors the same way, answering and logging the request id', async () => {
-    await t.gateway.db.dataSource.destroy();
-    try {
+    await withoutSessionsTable(async () => {
       const res = await fetch(`${t.url}/blobs/sessions/s-1/turns/t-1/answer.md`, { headers: { authorization: `Bearer ${token}` } });
       expect(res.status).toBe(500);
       expect(await res.json()).toEqual({ errorCode: 'INTERNAL_SERVER_ERROR', errorMessage: 'Internal server error' });
       const requestId = res.headers.get('x-request-id');
       expect(requestId).toBeTruthy();
       expect(logLines.some((l) => l.requestId === requestId && l.level === 50)).toBe(true);
-    } finally {
-      await t.gateway.db.dataSource.initialize();
-    }
+    });
   });
 
   it('answers every REST error with the request id, the caller\'s own when it sends a plain one', async () => {
