@@ -199,9 +199,11 @@ interface ThroughputResult {
   readonly errors: string[];
 }
 
+/** A difference with its sign: '+7.1', '-1.3'. */
+const signed = (ms: number) => `${ms < 0 ? '-' : '+'}${Math.abs(ms).toFixed(1)}`;
 const sqlOf = (m: Measured) => `${m.statements} SQL calls (round trips on MySQL) in ${m.transactions} transactions`;
 const overAlone = (m: Measured, alone: LoadResult) =>
-  `${(m.load.perSecond / alone.perSecond).toFixed(2)}x the stand-in's req/s, p50 +${(m.load.p50Ms - alone.p50Ms).toFixed(1)} ms over it`;
+  `${(m.load.perSecond / alone.perSecond).toFixed(2)}x the stand-in's req/s, p50 ${signed(m.load.p50Ms - alone.p50Ms)} ms over it`;
 
 async function throughput(db: Database): Promise<ThroughputResult> {
   const fake = await startFakeOpenAI({ record: false });
@@ -238,7 +240,7 @@ async function throughput(db: Database): Promise<ThroughputResult> {
         `${errors.length} errors${errors.length ? ` (${[...new Set(errors)].join(', ')})` : ''}`,
     );
     console.log(
-      `   gateway / hand-written: ${(gateway.load.perSecond / baseline.load.perSecond).toFixed(2)}x req/s, p50 +${(gateway.load.p50Ms - baseline.load.p50Ms).toFixed(1)} ms, ` +
+      `   gateway / hand-written: ${(gateway.load.perSecond / baseline.load.perSecond).toFixed(2)}x req/s, p50 ${signed(gateway.load.p50Ms - baseline.load.p50Ms)} ms, ` +
         `${(gateway.cpuMsPerExecute / Math.max(0.01, baseline.cpuMsPerExecute)).toFixed(1)}x its CPU per execute`,
     );
     return r;

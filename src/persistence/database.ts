@@ -31,7 +31,7 @@ export interface DatabaseOptions {
 /** Runs one SQL statement (`run`) and may time or trace it; `sql` is the statement text. */
 export type StatementObserver = <T>(sql: string, run: () => Promise<T>) => Promise<T>;
 
-/** Connections of the MySQL pool right now; null on the embedded database (one connection). */
+/** Connections of the MySQL pool right now; null on the embedded database (one writing connection, one reading). */
 export interface PoolUse {
   readonly size: number;
   readonly inUse: number;
@@ -44,7 +44,7 @@ export interface PoolUse {
 export type EntitySchemas = Readonly<Record<string, EntitySchema>>;
 
 /**
- * The one connection to the gateway's database. `E` is what a feature sees of the entity
+ * The gateway's connection to its database (on SQLite, the writing one and the reader thread's). `E` is what a feature sees of the entity
  * schemas: each store asks for its own tables only (`Database<SessionEntities>`), and the
  * composition root opens it with every feature's (see gateway-database.ts).
  */
@@ -66,6 +66,7 @@ export interface Database<E extends EntitySchemas = EntitySchemas> {
    * reads asked for together (side by side, as one request's Promise.all does) go to the
    * server as one multi-statement query on one pooled connection: one round trip and one
    * connection checkout instead of one each. Each is still its own autocommit statement.
+   * On SQLite it runs on the reader thread (SqliteReader) and sees the last commit.
    */
   read<R>(sql: string, params?: readonly SqlValue[]): Promise<R[]>;
   /** Readiness: throws StoreUnavailableError unless the database answers (MySQL: within the connect timeout). */
