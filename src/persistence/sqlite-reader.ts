@@ -5,12 +5,17 @@ import { StoreUnavailableError, typedStoreError } from './db-errors';
 /** Prepared statements the worker keeps, least recently used dropped first (a list's text varies with its filters). */
 const STATEMENT_CACHE = 256;
 
-/** What the main thread asks: one read, or to stop once the reads before it are answered. */
-type ToWorker = { readonly id: number; readonly sql: string; readonly params: readonly unknown[] } | { readonly stop: true };
+interface Read {
+  readonly id: number;
+  readonly sql: string;
+  readonly params: readonly unknown[];
+}
+/** What the main thread asks: the reads asked for together, or to stop once the reads before it are answered. */
+type ToWorker = { readonly reads: readonly Read[] } | { readonly stop: true };
 /** What the worker answers for read `id`: its rows, or the error SQLite raised. */
-type FromWorker =
-  | { readonly id: number; readonly rows: unknown[] }
-  | { readonly id: number; readonly error: string; readonly code: string | null };
+type Answer = { readonly id: number; readonly rows: unknown[] } | { readonly id: number; readonly error: string; readonly code: string | null };
+/** The answers to one message's reads, in one message. */
+type FromWorker = { readonly answers: readonly Answer[] };
 
 /**
  * The worker's script, plain JavaScript handed over as text (it runs the same from dist/ and
@@ -36,17 +41,21 @@ function statementOf(sql) {
   return statement;
 }
 
+function answer(read) {
+  try {
+    return { id: read.id, rows: statementOf(read.sql).all(...read.params) };
+  } catch (e) {
+    return { id: read.id, error: e instanceof Error ? e.message : String(e), code: typeof e.code === 'string' ? e.code : null };
+  }
+}
+
 parentPort.on('message', (m) => {
   if (m.stop) {
     db.close();
     parentPort.close();
     return;
   }
-  try {
-    parentPort.postMessage({ id: m.id, rows: statementOf(m.sql).all(...m.params) });
-  } catch (e) {
-    parentPort.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e), code: typeof e.code === 'string' ? e.code : null });
-  }
+  parentPort.postMessage({ answers: m.reads.map(answer) });
 });
 `;
 
@@ -64,12 +73,16 @@ interface Pending {
  * they run beside the main thread's GraphQL work, on the machine's other core (bench:list:
  * 0.5x -> 0.8x of a hand-written endpoint that reads on its main thread). A read sees every
  * commit made before it was sent (the main connection commits synchronously) and never a
- * transaction still open on the main connection. Started with the first read; a worker that
- * dies fails its reads as StoreUnavailableError and the next read starts another.
+ * transaction still open on the main connection. Reads asked for together (a list's page and
+ * count, a burst of executes' reads) go over in one message and come back in one: each message
+ * wakes the other thread. Started with the first read; a worker that dies fails its reads as
+ * StoreUnavailableError and the next read starts another.
  */
 export class SqliteReader {
   private worker: Worker | null = null;
   private readonly pending = new Map<number, Pending>();
+  /** Reads asked for since the last message, sent once the pending microtasks have run. */
+  private queued: Read[] = [];
   private nextId = 0;
 
   constructor(
@@ -84,7 +97,8 @@ export class SqliteReader {
       this.pending.set(id, { worker, resolve, reject });
       // Only while reads wait: an idle reader must not keep a CLI's process alive.
       worker.ref();
-      worker.postMessage({ id, sql, params } satisfies ToWorker);
+      if (this.queued.length === 0) process.nextTick(() => this.send());
+      this.queued.push({ id, sql, params });
     });
   }
 
@@ -95,6 +109,7 @@ export class SqliteReader {
     if (!worker) return;
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     worker.ref();
+    this.send(worker);
     worker.postMessage({ stop: true } satisfies ToWorker);
     await exited;
   }
@@ -111,13 +126,25 @@ export class SqliteReader {
     return worker;
   }
 
+  /**
+   * To the thread running now: if the one a read was asked of was lost meanwhile, that read has
+   * already failed, and its answer from this one is ignored.
+   */
+  private send(worker = this.worker): void {
+    const reads = this.queued;
+    this.queued = [];
+    if (reads.length > 0) worker?.postMessage({ reads } satisfies ToWorker);
+  }
+
   private answered(worker: Worker, m: FromWorker): void {
-    const waiting = this.pending.get(m.id);
-    if (!waiting) return;
-    this.pending.delete(m.id);
+    for (const answer of m.answers) {
+      const waiting = this.pending.get(answer.id);
+      if (!waiting) continue;
+      this.pending.delete(answer.id);
+      if ('rows' in answer) waiting.resolve(answer.rows);
+      else waiting.reject(typedStoreError(Object.assign(new Error(answer.error), { code: answer.code ?? undefined })));
+    }
     if (this.pending.size === 0) worker.unref();
-    if ('rows' in m) waiting.resolve(m.rows);
-    else waiting.reject(typedStoreError(Object.assign(new Error(m.error), { code: m.code ?? undefined })));
   }
 
   /** The thread is gone (it could not open the file, or crashed): its reads fail, the next read starts another. */
