@@ -75,8 +75,8 @@ interface Pending {
  * commit made before it was sent (the main connection commits synchronously) and never a
  * transaction still open on the main connection. Reads asked for together (a list's page and
  * count, a burst of executes' reads) go over in one message and come back in one: each message
- * wakes the other thread. Started with the first read; a worker that dies fails its reads as
- * StoreUnavailableError and the next read starts another.
+ * wakes the other thread. A worker that dies fails its reads as StoreUnavailableError and the
+ * next read starts another.
  */
 export class SqliteReader {
   private worker: Worker | null = null;
@@ -85,10 +85,13 @@ export class SqliteReader {
   private queued: Read[] = [];
   private nextId = 0;
 
+  /** Starts the thread now: it is part of an idle gateway, not of the first request. */
   constructor(
     private readonly file: string,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.worker = this.start();
+  }
 
   read(sql: string, params: readonly unknown[]): Promise<unknown[]> {
     const worker = (this.worker ??= this.start());
