@@ -44,9 +44,10 @@ export interface PoolUse {
 export type EntitySchemas = Readonly<Record<string, EntitySchema>>;
 
 /**
- * The gateway's connection to its database (on SQLite, the writing one and the reader thread's). `E` is what a feature sees of the entity
- * schemas: each store asks for its own tables only (`Database<SessionEntities>`), and the
- * composition root opens it with every feature's (see gateway-database.ts).
+ * The gateway's connection to its database (on SQLite, the one that writes and the reader
+ * thread's). `E` is what a feature sees of the entity schemas: each store asks for its own
+ * tables only (`Database<SessionEntities>`), and the composition root opens it with every
+ * feature's (see gateway-database.ts).
  */
 export interface Database<E extends EntitySchemas = EntitySchemas> {
   readonly dataSource: DataSource;

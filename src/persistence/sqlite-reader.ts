@@ -84,6 +84,7 @@ export class SqliteReader {
   /** Reads asked for since the last message, sent once the pending microtasks have run. */
   private queued: Read[] = [];
   private nextId = 0;
+  private closed = false;
 
   /** Starts the thread now: it is part of an idle gateway, not of the first request. */
   constructor(
@@ -94,6 +95,7 @@ export class SqliteReader {
   }
 
   read(sql: string, params: readonly unknown[]): Promise<unknown[]> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError('the database is closed'));
     const worker = (this.worker ??= this.start());
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
@@ -107,6 +109,7 @@ export class SqliteReader {
 
   /** Answers the reads already sent, then stops the thread and joins it. */
   async close(): Promise<void> {
+    this.closed = true;
     const worker = this.worker;
     this.worker = null;
     if (!worker) return;

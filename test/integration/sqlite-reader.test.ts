@@ -61,10 +61,11 @@ describe('the SQLite reader thread', () => {
     expect(main.prepare('SELECT COUNT(*) AS n FROM t').get()).toEqual({ n: 1 });
   });
 
-  it('answers the reads sent before close, then stops', async () => {
+  it('answers the reads sent before close, then stops and refuses more', async () => {
     const sent = [names(), names(), names()];
     await reader.close();
     expect(await Promise.all(sent)).toEqual([['one'], ['one'], ['one']]);
+    await expect(names()).rejects.toBeInstanceOf(StoreUnavailableError);
   });
 
   it('fails reads as the store being unavailable when its thread cannot open the database, and starts again on the next read', async () => {
