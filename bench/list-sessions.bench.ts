@@ -160,7 +160,7 @@ async function verify(gateway: Side, baseline: Side): Promise<void> {
 /**
  * Statements per request, from what the child ran during COUNTED_REQUESTS sequential requests,
  * and the calls they took: the gateway sends reads asked for together to MySQL as one
- * multi-statement query (ReadBatcher joins them with ';\n').
+ * multi-statement query (ReadBatcher joins them with a semicolon and a newline).
  */
 async function statementsPerRequest(side: Side, token: string): Promise<string> {
   const calls = await side.child.statementsDuring(async () => {
