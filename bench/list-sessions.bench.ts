@@ -10,6 +10,7 @@ import { seedDemoData } from '../src/cli/seed-data';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/logger';
 import { createGateway } from '../src/main';
+import { statementsOf } from '../src/persistence/mysql-sql';
 import { issueToken } from '../src/server/auth';
 import { BENCH_SECRET, gatewayEnv, startChild, type BenchChild } from './bench-child';
 import { createBenchDatabase } from './bench-database';
@@ -160,7 +161,7 @@ async function verify(gateway: Side, baseline: Side): Promise<void> {
 /**
  * Statements per request, from what the child ran during COUNTED_REQUESTS sequential requests,
  * and the calls they took: the gateway sends reads asked for together to MySQL as one
- * multi-statement query (ReadBatcher joins them with a semicolon and a newline).
+ * multi-statement query (ReadBatcher).
  */
 async function statementsPerRequest(side: Side, token: string): Promise<string> {
   const calls = await side.child.statementsDuring(async () => {
@@ -172,7 +173,7 @@ async function statementsPerRequest(side: Side, token: string): Promise<string> 
   // work (lease sweeper, event pruning) that happened to run meanwhile shows up less often.
   const perRequest = [...byText].filter(([, n]) => n >= COUNTED_REQUESTS);
   const callCount = perRequest.reduce((sum, [, n]) => sum + n, 0);
-  const statements = perRequest.flatMap(([sql, n]) => sql.split(';\n').map((one) => [one, n] as const));
+  const statements = perRequest.flatMap(([sql, n]) => statementsOf(sql).map((one) => [one, n] as const));
   const count = statements.reduce((sum, [, n]) => sum + n, 0) / COUNTED_REQUESTS;
   const tables = statements.map(([sql]) => /\bFROM\s+[`"]?(\w+)/i.exec(sql)?.[1] ?? sql.slice(0, 20));
   const background = calls.length - callCount;

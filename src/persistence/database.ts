@@ -165,7 +165,7 @@ export async function openDatabase<E extends EntitySchemas>(
         options.onQuery?.(sql);
         return observe(sql, () => reader.read(sql, bindSqlite(params)));
       }
-    : ReadBatcher.prototype.read.bind(new ReadBatcher(dataSource));
+    : batchedReads(new ReadBatcher(dataSource));
   // One connection: a second BEGIN while one is open would nest as a savepoint, so one writer orders them (and groups commits).
   const writer = dialect === 'sqlite' ? sqliteWriter(dataSource) : null;
   const transaction = <T>(work: (em: EntityManager) => Promise<T>): Promise<T> =>
@@ -208,6 +208,11 @@ export async function openDatabase<E extends EntitySchemas>(
     },
   };
 }
+
+const batchedReads =
+  (batcher: ReadBatcher) =>
+  (sql: string, params: readonly SqlValue[]): Promise<unknown[]> =>
+    batcher.read(sql, params);
 
 /** SQLite's datetime text as TypeORM writes it: `YYYY-MM-DD HH:MM:SS.SSS`, UTC. */
 const sqliteDate = (d: Date): string => d.toISOString().slice(0, 23).replace('T', ' ');

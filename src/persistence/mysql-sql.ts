@@ -4,6 +4,12 @@ import { isGuardFailure, StoreUnavailableError } from './db-errors';
 import { dialectOf, type Dialect } from './dialect';
 import { StaleReadError, type SqlResult, type SqlTransaction, type SqlValue, type Statement } from './sql';
 
+/** Statements sent to MySQL in one round trip, as one multi-statement query. */
+const STATEMENT_SEPARATOR = ';\n';
+export const joinStatements = (texts: readonly string[]): string => texts.join(STATEMENT_SEPARATOR);
+/** The statements of one call as the statement hook saw it (one, or a multi-statement query's). */
+export const statementsOf = (call: string): string[] => call.split(STATEMENT_SEPARATOR);
+
 /**
  * One MySQL transaction on one pooled connection, its statements sent in as few round trips
  * as the work allows: START TRANSACTION rides with the first statement, COMMIT with the last
@@ -24,7 +30,7 @@ export async function mysqlTransaction<T>(runner: QueryRunner, work: (tx: SqlTra
     }
     if (commit) texts.push('COMMIT');
     at.state = 'open';
-    const raw = await runner.query(texts.join(';\n'), statements.flatMap((s) => s.params)).catch((e: unknown) => {
+    const raw = await runner.query(joinStatements(texts), statements.flatMap((s) => s.params)).catch((e: unknown) => {
       throw isGuardFailure(e) ? new StaleReadError() : e;
     });
     if (commit) at.state = 'committed';
@@ -102,7 +108,7 @@ export class ReadBatcher {
     let raw: unknown;
     try {
       raw = await this.dataSource.query(
-        batch.map((r) => r.statement.sql).join(';\n'),
+        joinStatements(batch.map((r) => r.statement.sql)),
         batch.flatMap((r) => r.statement.params),
       );
     } catch (e) {

@@ -1,3 +1,4 @@
+import { statementsOf as statementsIn } from '../../src/persistence/mysql-sql';
 import { seedDemoData } from '../../src/cli/seed-data';
 import { describeWithMysql } from '../support/services';
 import { startGateway, type TestGateway } from '../support/testkit';
@@ -32,10 +33,9 @@ interface Summary {
 
 /**
  * Each SQL statement recorded since the last reset. On MySQL, reads asked for together go to
- * the server as one multi-statement query (persistence/mysql-sql.ts ReadBatcher joins them
- * with ';\n'); they are counted here one by one.
+ * the server as one multi-statement query (ReadBatcher); they are counted here one by one.
  */
-const statementsOf = (t: TestGateway): string[] => t.statements.flatMap((sql) => sql.split(';\n'));
+const statementsOf = (t: TestGateway): string[] => t.statements.flatMap(statementsIn);
 
 function queryCountSuite(database: 'sqlite' | 'mysql'): void {
   let t: TestGateway;
@@ -178,7 +178,7 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
       expect(res.body.errors).toBeUndefined();
       const trips = t.statements.filter((sql) => /\bagent_sessions s\b/.test(sql));
       expect(trips).toHaveLength(1);
-      expect(trips[0]!.split(';\n')).toHaveLength(2);
+      expect(statementsIn(trips[0]!)).toHaveLength(2);
     });
   }
 
