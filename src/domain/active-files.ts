@@ -19,12 +19,18 @@ export interface ActiveFileSubmission {
   readonly sizeBytes?: number | null;
 }
 
+/** A lookup by key; FileHistory's are answered lazily (newestFirst). */
+export interface Lookup<K, V> {
+  get(key: K): V | undefined;
+  has(key: K): boolean;
+}
+
 /** What the session already knows about file versions (spec 001 section 6). */
 export interface FileHistory {
   /** Per path, the hash of the version the model last received in the live chain. Empty on a new chain. */
-  readonly sentInChain: ReadonlyMap<string, string>;
+  readonly sentInChain: Lookup<string, string>;
   /** Size in bytes of every content hash recorded on an earlier turn of the session. */
-  readonly knownSizes: ReadonlyMap<string, number>;
+  readonly knownSizes: Lookup<string, number>;
 }
 
 /**
@@ -144,10 +150,34 @@ export function fileHistoryOf(
   sessionTurns: readonly { readonly activeFileRefs: readonly ActiveFileRef[] }[],
   chainTurns: readonly { readonly activeFileRefs: readonly ActiveFileRef[] }[],
 ): FileHistory {
-  const knownSizes = new Map<string, number>();
-  for (const turn of sessionTurns) for (const f of turn.activeFileRefs) knownSizes.set(f.contentHash, f.sizeBytes);
-  const sentInChain = new Map<string, string>();
-  // Oldest first: a later send of another version replaces what the model holds for that path.
-  for (const turn of chainTurns) for (const f of turn.activeFileRefs) if (f.wasSentToLLM) sentInChain.set(f.path, f.contentHash);
-  return { sentInChain, knownSizes };
+  return {
+    // A later send of another version replaces what the model holds for that path.
+    sentInChain: newestFirst(chainTurns, (f) => (f.wasSentToLLM ? [f.path, f.contentHash] : null)),
+    knownSizes: newestFirst(sessionTurns, (f) => [f.contentHash, f.sizeBytes]),
+  };
+}
+
+/**
+ * The newest entry per key over the turns' file references (oldest turn first, as history
+ * is), indexed from the newest turn back only as far as the keys asked for: a request names
+ * a few files, usually sent a turn or two ago, while a long session holds hundreds of turns
+ * (HISTORY_WINDOW), and indexing them all on every execute cost more than the rest of its plan.
+ */
+function newestFirst<V>(
+  turns: readonly { readonly activeFileRefs: readonly ActiveFileRef[] }[],
+  entryOf: (ref: ActiveFileRef) => readonly [string, V] | null,
+): Lookup<string, V> {
+  const seen = new Map<string, V>();
+  let next = turns.length - 1;
+  const get = (key: string): V | undefined => {
+    while (!seen.has(key) && next >= 0) {
+      const refs = turns[next--].activeFileRefs;
+      for (let i = refs.length - 1; i >= 0; i--) {
+        const entry = entryOf(refs[i]);
+        if (entry && !seen.has(entry[0])) seen.set(entry[0], entry[1]);
+      }
+    }
+    return seen.get(key);
+  };
+  return { get, has: (key) => get(key) !== undefined };
 }

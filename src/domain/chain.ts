@@ -39,7 +39,7 @@ export type ChainDecision =
 /** `history` is the session's turns in sequence order; the newest completed one decides. */
 export function decideChain(history: readonly ChainTurn[], now: Date): ChainDecision {
   if (history.length === 0) return newChain('FIRST_TURN');
-  const last = [...history].reverse().find((t) => t.status === 'COMPLETED' && t.openAIResponseId);
+  const last = history.findLast((t) => t.status === 'COMPLETED' && t.openAIResponseId);
   if (!last?.openAIResponseId) return newChain('NO_USABLE_PREVIOUS_RESPONSE');
   const expiresAt = last.openAIChainExpiresDate;
   if (!expiresAt || expiresAt.getTime() <= now.getTime()) return newChain('EXPIRED', expiresAt);
@@ -58,19 +58,21 @@ const newChain = (reason: ChainRestartReason, expiredAt: Date | null = null): Ch
   warning: restartWarning(reason, expiredAt),
 });
 
-/** Follows previousOpenAIResponseId back from `last` through the session's turns. */
+/**
+ * Follows previousOpenAIResponseId back from `last` through the session's turns. A turn's
+ * previous response belongs to an earlier turn, so each link is looked for before the one
+ * found last: one pass back through the history, however long the chain.
+ */
 function linksEndingAt(last: ChainTurn, history: readonly ChainTurn[]): ChainTurn[] {
-  const byResponse = new Map<string, ChainTurn>();
-  for (const t of history) if (t.openAIResponseId) byResponse.set(t.openAIResponseId, t);
   const links: ChainTurn[] = [last];
-  const visited = new Set([last.id]);
   let current = last;
+  let i = history.lastIndexOf(last) - 1;
   while (current.previousOpenAIResponseId) {
-    const previous = byResponse.get(current.previousOpenAIResponseId);
-    if (!previous || visited.has(previous.id)) break;
-    links.push(previous);
-    visited.add(previous.id);
-    current = previous;
+    const wanted = current.previousOpenAIResponseId;
+    while (i >= 0 && history[i].openAIResponseId !== wanted) i--;
+    if (i < 0) break;
+    current = history[i--];
+    links.push(current);
   }
   return links.reverse();
 }

@@ -8,6 +8,7 @@ const keyOf = (ref: Pick<ChunkRef, 'chunkId' | 'contentHash'>): string => `${ref
  * Duplicates within one retrieval are sent once.
  */
 export function newSnippets<T extends { readonly ref: ChunkRef }>(retrieved: readonly T[], sentInChain: Iterable<ChunkRef>): T[] {
+  if (retrieved.length === 0) return [];
   const sent = new Set<string>();
   for (const ref of sentInChain) sent.add(keyOf(ref));
   const fresh: T[] = [];
@@ -20,6 +21,7 @@ export function newSnippets<T extends { readonly ref: ChunkRef }>(retrieved: rea
   return fresh;
 }
 
-/** Every chunk the turns of a chain recorded: what the model has already seen. */
-export const chunksOfChain = (links: readonly { readonly chunkRefs: readonly ChunkRef[] }[]): ChunkRef[] =>
-  links.flatMap((t) => t.chunkRefs);
+/** Every chunk the turns of a chain recorded: what the model has already seen (walked only when something was retrieved). */
+export function* chunksOfChain(links: readonly { readonly chunkRefs: readonly ChunkRef[] }[]): Iterable<ChunkRef> {
+  for (const link of links) yield* link.chunkRefs;
+}

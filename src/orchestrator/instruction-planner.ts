@@ -278,7 +278,8 @@ export class InstructionPlanner {
     if (session.lastTurnStatus === 'PENDING') {
       throw new DomainError('SESSION_BUSY', 'the session is still working on its last turn', { sessionId: session.id });
     }
-    return { session, history: history.filter((t) => t.sequenceNumber <= session.turnCount) };
+    const planned = (history.at(-1)?.sequenceNumber ?? 0) <= session.turnCount ? history : history.filter((t) => t.sequenceNumber <= session.turnCount);
+    return { session, history: planned };
   }
 
   /** The turns of the planned history, whole (a turn added since is not part of it). */

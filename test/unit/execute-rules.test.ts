@@ -87,8 +87,11 @@ describe('active files (spec 001 sections 5-6)', () => {
     });
     const turns = [{ activeFileRefs: [ref('a', 'v1', true)] }, { activeFileRefs: [ref('a', 'v2', true), ref('b', 'b', false)] }];
     const history = fileHistoryOf(turns, turns);
-    expect(history.sentInChain).toEqual(new Map([['a', sha256Hex('v2')]]));
+    expect(history.sentInChain.get('a')).toBe(sha256Hex('v2'));
+    expect(history.sentInChain.has('b')).toBe(false);
     expect(history.knownSizes.get(sha256Hex('b'))).toBe(1);
+    expect(history.knownSizes.get(sha256Hex('v1'))).toBe(2);
+    expect(history.knownSizes.has(sha256Hex('never'))).toBe(false);
   });
 });
 
