@@ -79,13 +79,16 @@ export interface BenchChild {
 
 /**
  * Parent side: forks `script` with exactly `env` (plus PATH) and node flags `execArgv` (node
- * refuses --cpu-prof in NODE_OPTIONS); its stdout (logs) goes to `logFile`.
+ * refuses --cpu-prof in NODE_OPTIONS); its stdout (logs) goes to `logFile`. BENCH_CHILD_FLAGS
+ * adds node flags to every child: `--perf-basic-prof` lets `perf record -p <pid>` name JS
+ * functions (V8's own profile counts time a thread waits to be scheduled as the function it
+ * waits in; perf counts CPU only).
  */
 export async function startChild(script: string, env: Record<string, string>, logFile: string, execArgv: readonly string[] = []): Promise<BenchChild> {
   const out = openSync(logFile, 'a');
   const child: ChildProcess = fork(script, [], {
     env: { PATH: process.env.PATH ?? '', ...env },
-    execArgv: [...execArgv],
+    execArgv: [...(process.env.BENCH_CHILD_FLAGS?.split(' ').filter(Boolean) ?? []), ...execArgv],
     stdio: ['ignore', out, 'inherit', 'ipc'],
   });
   closeSync(out);
