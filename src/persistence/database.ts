@@ -64,9 +64,11 @@ export interface Database<E extends EntitySchemas = EntitySchemas> {
   write<T>(work: (em: EntityManager) => Promise<T>): Promise<T>;
   /**
    * `transaction` for plain statements (see `Sql`), with the same guarantees: serialised on
-   * SQLite, retried on MySQL deadlocks, rolled back when `work` throws. On MySQL the first
-   * statement carries the START TRANSACTION and `commitWith` the COMMIT: a read-then-write
-   * transaction is two round trips. Committed when `work` returns, if `commitWith` did not.
+   * SQLite, retried on MySQL deadlocks, rolled back when `work` throws before `commitWith`
+   * (which commits). On MySQL the first statement carries the START TRANSACTION and
+   * `commitWith` the COMMIT: a read-then-write transaction is two round trips. On SQLite one
+   * whose first call is `commitWith` runs on the write thread. Committed when `work` returns,
+   * if `commitWith` did not.
    */
   sqlTransaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T>;
   /**
