@@ -106,10 +106,12 @@ export class TurnEventRepository implements TurnEventHistory {
       .getRawMany()) as { minId: string | number | null }[];
     // Windows of ids keep each statement (and its locks) short; ids are dense.
     for (let from = oldest?.minId == null ? horizon : Number(oldest.minId) - 1; from < horizon; from += this.deleteWindow) {
-      const to = Math.min(horizon, from + this.deleteWindow);
-      const result = await this.db.write((em) =>
-        em.createQueryBuilder().delete().from(this.db.entities.events).where('id > :from AND id <= :to', { from, to }).execute(),
-      );
+      const result = await this.db.dataSource.manager
+        .createQueryBuilder()
+        .delete()
+        .from(this.db.entities.events)
+        .where('id > :from AND id <= :to', { from, to: Math.min(horizon, from + this.deleteWindow) })
+        .execute();
       deleted += result.affected ?? 0;
     }
     return { horizon, deleted };

@@ -71,32 +71,31 @@ export class IdempotencyKeys implements IdempotencyKeyStore {
     turn: { readonly sessionId: string; readonly turnId: string } | null,
     keepUntil: Date,
   ): Promise<void> {
-    await this.db.write((em) =>
-      em.update(
-        this.db.entities.idempotencyKeys,
-        { orgId: scope.orgId, userId: scope.userId, key },
-        { state: 'DONE', outcome, sessionId: turn?.sessionId ?? null, turnId: turn?.turnId ?? null, expiresAt: keepUntil },
-      ),
+    await this.db.dataSource.manager.update(
+      this.db.entities.idempotencyKeys,
+      { orgId: scope.orgId, userId: scope.userId, key },
+      { state: 'DONE', outcome, sessionId: turn?.sessionId ?? null, turnId: turn?.turnId ?? null, expiresAt: keepUntil },
     );
   }
 
   /** The first call changed nothing (bad input, busy session, ...): a retry may run afresh. */
   async release(scope: IdempotencyScope, key: string): Promise<void> {
-    await this.db.write((em) =>
-      em.delete(this.db.entities.idempotencyKeys, {
-        orgId: scope.orgId,
-        userId: scope.userId,
-        key,
-        state: 'RUNNING',
-      }),
-    );
+    await this.db.dataSource.manager.delete(this.db.entities.idempotencyKeys, {
+      orgId: scope.orgId,
+      userId: scope.userId,
+      key,
+      state: 'RUNNING',
+    });
   }
 
   /** Forgets keys past their retention (and RUNNING keys whose call died). */
   async purgeExpired(): Promise<number> {
-    const result = await this.db.write((em) =>
-      em.createQueryBuilder().delete().from(this.db.entities.idempotencyKeys).where('expires_at < :now', { now: this.now() }).execute(),
-    );
+    const result = await this.db.dataSource.manager
+      .createQueryBuilder()
+      .delete()
+      .from(this.db.entities.idempotencyKeys)
+      .where('expires_at < :now', { now: this.now() })
+      .execute();
     return result.affected ?? 0;
   }
 }

@@ -5,13 +5,12 @@ import type { Logger } from '../logger';
 import { isDeadlock, typedStoreError } from './db-errors';
 import type { Dialect } from './dialect';
 import { migrations } from './migrations';
-import { joinStatements, mysqlSocketPath, mysqlTransaction, probeMysqlDialect, ReadBatcher } from './mysql-sql';
+import { mysqlSocketPath, mysqlTransaction, probeMysqlDialect, ReadBatcher } from './mysql-sql';
 import { MysqlStoreGuard } from './mysql-store-guard';
 import { StaleReadError, type SqlResult, type SqlTransaction, type SqlValue, type Statement } from './sql';
-import { SqliteWriter, type WholeTransactions } from './sqlite-writer';
+import { SqliteWriter } from './sqlite-writer';
 import { SqliteCheckpointer, type SqliteConnection } from './sqlite-checkpointer';
 import { SqliteReader } from './sqlite-reader';
-import { SqliteWriteThread } from './sqlite-write-thread';
 
 export interface DatabaseOptions {
   /** mysql://user:pass@host:port/db; absent means the embedded SQLite file under dataDir. */
@@ -57,18 +56,10 @@ export interface Database<E extends EntitySchemas = EntitySchemas> {
   /** Runs `work` in one transaction, serialised on SQLite and retried on MySQL deadlocks. */
   transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T>;
   /**
-   * A write that needs no transaction of its own (one statement, or independent ones): on
-   * MySQL each statement autocommits; on SQLite it runs as `transaction` does, so it never
-   * writes while the write thread does (two connections write there, see SqliteWriter).
-   */
-  write<T>(work: (em: EntityManager) => Promise<T>): Promise<T>;
-  /**
    * `transaction` for plain statements (see `Sql`), with the same guarantees: serialised on
-   * SQLite, retried on MySQL deadlocks, rolled back when `work` throws before `commitWith`
-   * (which commits). On MySQL the first statement carries the START TRANSACTION and
-   * `commitWith` the COMMIT: a read-then-write transaction is two round trips. On SQLite one
-   * whose first call is `commitWith` runs on the write thread. Committed when `work` returns,
-   * if `commitWith` did not.
+   * SQLite, retried on MySQL deadlocks, rolled back when `work` throws. On MySQL the first
+   * statement carries the START TRANSACTION and `commitWith` the COMMIT: a read-then-write
+   * transaction is two round trips. Committed when `work` returns, if `commitWith` did not.
    */
   sqlTransaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T>;
   /**
@@ -153,12 +144,8 @@ export async function openDatabase<E extends EntitySchemas>(
   }
   // Migrations run here, before the guard: a long ALTER must not hit the statement deadline.
   await dataSource.initialize();
-  // The embedded database's whole write transactions run on a thread of their own (SqliteWriter).
-  const thread = embedded.file ? new SqliteWriteThread(embedded.file, options.logger, options.onQuery) : null;
   const checkpointer =
-    embedded.file && embedded.connection && thread
-      ? new SqliteCheckpointer(embedded.file, bothConnections(embedded.connection, thread.connection), options.logger)
-      : null;
+    embedded.file && embedded.connection ? new SqliteCheckpointer(embedded.file, embedded.connection, options.logger) : null;
   let guard: MysqlStoreGuard | null = null;
   if (options.databaseUrl) {
     guard = new MysqlStoreGuard({
@@ -179,8 +166,8 @@ export async function openDatabase<E extends EntitySchemas>(
         return observe(sql, () => reader.read(sql, bindSqlite(params)));
       }
     : batchedReads(new ReadBatcher(dataSource));
-  // Two connections write (the main one, the thread's): one writer keeps them from writing at once, and groups commits.
-  const writer = thread ? sqliteWriter(dataSource, thread, observe) : null;
+  // One connection: a second BEGIN while one is open would nest as a savepoint, so one writer orders them (and groups commits).
+  const writer = dialect === 'sqlite' ? sqliteWriter(dataSource) : null;
   const transaction = <T>(work: (em: EntityManager) => Promise<T>): Promise<T> =>
     writer ? writer.alone(work) : retryDeadlocks(() => dataSource.transaction(work));
 
@@ -189,7 +176,6 @@ export async function openDatabase<E extends EntitySchemas>(
     dialect,
     entities,
     transaction,
-    write: (work) => (writer ? writer.alone(work) : work(dataSource.manager)),
     sqlTransaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
       if (writer) return writer.grouped(work);
       return retryDeadlocks(() => mysqlTransaction(dataSource.createQueryRunner('master'), work));
@@ -213,7 +199,6 @@ export async function openDatabase<E extends EntitySchemas>(
       guard?.close();
       await writer?.settled();
       try {
-        await thread?.close();
         if (dataSource.isInitialized) await dataSource.destroy();
       } finally {
         // Joined here: nothing of the database is left running once close settles.
@@ -254,30 +239,11 @@ interface SqliteRunnerResult {
   readonly affected?: number;
 }
 
-function sqliteWriter(dataSource: DataSource, thread: SqliteWriteThread, observe: StatementObserver): SqliteWriter {
+function sqliteWriter(dataSource: DataSource): SqliteWriter<SqlTransaction> {
   // better-sqlite3 hands out the same runner (its one connection) every time.
   const runner = dataSource.createQueryRunner();
-  // One observation per transaction, as MySQL's one round trip per commitWith.
-  const whole: WholeTransactions = {
-    transact: (statements) =>
-      observe(joinStatements(statements.map((s) => s.sql)), () =>
-        thread.transact(statements.map((s) => ({ sql: s.sql, params: bindSqlite(s.params), guard: s.mustChangeOneRow === true }))),
-      ),
-    idle: () => thread.idle(),
-  };
-  return new SqliteWriter(whole, runner, sqliteTransaction(runner), (work) => dataSource.transaction(work));
+  return new SqliteWriter(runner, sqliteTransaction(runner), (work) => dataSource.transaction(work));
 }
-
-/** The checkpointer's pragmas go to both connections that write. */
-const bothConnections = (main: SqliteConnection, thread: SqliteConnection): SqliteConnection => ({
-  get open() {
-    return main.open;
-  },
-  pragma(source: string) {
-    thread.pragma(source);
-    return main.pragma(source);
-  },
-});
 
 /** Inside the transaction the writer opened (it begins, commits and rolls back). */
 function sqliteTransaction(runner: QueryRunner): SqlTransaction {

@@ -49,8 +49,7 @@ export interface SqlTransaction extends Sql {
   /**
    * Runs `statements` in order and commits: the transaction's last call. On MySQL they go
    * to the server with the COMMIT in one round trip (a multi-statement query), so the locks
-   * they take are held for no round trip at all; on SQLite one after another, on the write
-   * thread when nothing was read first (SqliteWriter). A throw after it rolls nothing back.
+   * they take are held for no round trip at all; on SQLite (in-process) one after another.
    */
   commitWith(statements: readonly Statement[]): Promise<SqlResult[]>;
 }

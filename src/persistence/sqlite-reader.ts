@@ -2,25 +2,8 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger';
 import { StoreUnavailableError, typedStoreError } from './db-errors';
 
-/** Prepared statements a worker keeps, least recently used dropped first (a list's text varies with its filters). */
-export const STATEMENT_CACHE = 256;
-
-/** A worker script's prepared statements by text, for its connection `db` (workerData.cacheSize of them). */
-export const STATEMENT_CACHE_SCRIPT = `
-const statements = new Map();
-
-function statementOf(sql) {
-  let statement = statements.get(sql);
-  if (statement) {
-    statements.delete(sql);
-  } else {
-    statement = db.prepare(sql);
-    if (statements.size >= workerData.cacheSize) statements.delete(statements.keys().next().value);
-  }
-  statements.set(sql, statement);
-  return statement;
-}
-`;
+/** Prepared statements the worker keeps, least recently used dropped first (a list's text varies with its filters). */
+const STATEMENT_CACHE = 256;
 
 interface Read {
   readonly id: number;
@@ -44,7 +27,20 @@ const WORKER_SCRIPT = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { readonly: true, fileMustExist: true });
-${STATEMENT_CACHE_SCRIPT}
+const statements = new Map();
+
+function statementOf(sql) {
+  let statement = statements.get(sql);
+  if (statement) {
+    statements.delete(sql);
+  } else {
+    statement = db.prepare(sql);
+    if (statements.size >= workerData.cacheSize) statements.delete(statements.keys().next().value);
+  }
+  statements.set(sql, statement);
+  return statement;
+}
+
 function answer(read) {
   try {
     return { id: read.id, rows: statementOf(read.sql).all(...read.params) };

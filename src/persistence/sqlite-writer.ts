@@ -1,93 +1,122 @@
 import type { EntityManager, QueryRunner } from 'typeorm';
-import type { SqlResult, SqlTransaction, SqlValue, Statement } from './sql';
 
-/** Where a plain-statement transaction whose statements are known up front goes: the write thread (SqliteWriteThread). */
-export interface WholeTransactions {
-  transact(statements: readonly Statement[]): Promise<SqlResult[]>;
-  /** Resolves once nothing sent is still to be answered. */
-  idle(): Promise<void>;
+/** Plain-statement transactions grouped under one COMMIT at most. */
+const MAX_GROUP = 32;
+
+/** What the writer runs: a plain-statement transaction (grouped), an ORM transaction (alone), or the open group's COMMIT. */
+type Job =
+  | { readonly kind: 'grouped'; readonly work: () => Promise<unknown>; readonly resolve: (value: unknown) => void; readonly reject: (e: unknown) => void }
+  | { readonly kind: 'alone'; readonly run: () => Promise<void> }
+  | { readonly kind: 'commit'; readonly done?: () => void };
+
+/** A grouped transaction that has done its work: it hears how the shared COMMIT went. */
+interface Member {
+  readonly resolve: () => void;
+  readonly reject: (e: unknown) => void;
 }
 
 /**
- * The embedded database's writes, over two connections that must never write at once (one
- * would wait on SQLite's lock, on the event loop or the thread). A plain-statement
- * transaction that commits without reading first (`commitWith` its first call: every write
- * of the execute path) goes whole to the write thread, which commits those asked for
- * together under one COMMIT. One that reads first (a locked fallback), and every ORM
- * transaction, runs on the main connection, one at a time, once the thread has answered
- * everything sent to it; meanwhile nothing more is sent. `mainTx` runs statements on the
- * main connection inside the transaction this writer opened on `runner`.
+ * The embedded database's one writer. SQLite has one connection here, so its transactions run
+ * one after another; plain-statement transactions that queue up behind each other (while one
+ * runs others are asked for, as each of its statements is an await) share one COMMIT (group
+ * commit). A COMMIT writes every page the transaction dirtied to the WAL, and a turn's
+ * transactions dirty mostly the same pages (the turns, events and sessions tables' last leaves
+ * and the event counter), so a shared COMMIT writes them once. Each grouped transaction but the
+ * group's first runs in its own savepoint, so one that fails rolls back alone (the first fails
+ * before any other has joined); each caller hears of its success only once the shared COMMIT
+ * is done, so nothing is reported, or published, before it is durable. ORM transactions
+ * (TypeORM's EntityManager) run alone, after the open group has committed.
  */
-export class SqliteWriter {
-  /** The last main-connection transaction asked for: the next waits for it. */
-  private tail: Promise<void> = Promise.resolve();
-  /** Main-connection transactions waiting or running: whole transactions wait until there are none. */
-  private onMain = 0;
+export class SqliteWriter<Tx> {
+  private readonly jobs: Job[] = [];
+  private running = false;
+  /** Members of the open transaction; null when none is open. */
+  private group: Member[] | null = null;
 
+  /** `tx` is what grouped work runs its statements through (on `runner`, the one connection). */
   constructor(
-    private readonly thread: WholeTransactions,
     private readonly runner: QueryRunner,
-    private readonly mainTx: SqlTransaction,
+    private readonly tx: Tx,
     private readonly ormTransaction: <T>(work: (em: EntityManager) => Promise<T>) => Promise<T>,
   ) {}
 
-  /** Database.sqlTransaction on SQLite. */
-  async grouped<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
-    let release: (() => void) | null = null;
-    const onMain = async (): Promise<SqlTransaction> => {
-      if (!release) {
-        release = await this.lock();
-        await this.runner.startTransaction();
-      }
-      return this.mainTx;
-    };
-    const tx: SqlTransaction = {
-      rows: async <R>(sql: string, params: readonly SqlValue[] = []) => (await onMain()).rows<R>(sql, params),
-      commitWith: async (statements) => {
-        if (release) return this.mainTx.commitWith(statements);
-        while (this.onMain > 0) await this.tail;
-        return this.thread.transact(statements);
-      },
-    };
-    try {
-      const result = await work(tx);
-      if (release) await this.runner.commitTransaction();
-      return result;
-    } catch (e) {
-      if (release && this.runner.isTransactionActive) await this.runner.rollbackTransaction().catch(() => undefined);
-      throw e;
-    } finally {
-      (release as (() => void) | null)?.();
-    }
+  /** Runs `work` in the next group; resolves once that group has committed. */
+  grouped<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.jobs.push({ kind: 'grouped', work: () => work(this.tx), resolve: resolve as (value: unknown) => void, reject });
+      void this.drain();
+    });
   }
 
-  /** Database.transaction on SQLite: an ORM transaction, on the main connection. */
-  async alone<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
-    const release = await this.lock();
-    try {
-      return await this.ormTransaction(work);
-    } finally {
-      release();
-    }
+  /** Runs `work` in a transaction of its own. */
+  alone<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.jobs.push({ kind: 'alone', run: () => this.ormTransaction(work).then(resolve, reject) });
+      void this.drain();
+    });
   }
 
   /** Resolves once everything asked for so far has committed (or failed): before the database closes. */
-  async settled(): Promise<void> {
-    await this.tail;
-    await this.thread.idle();
+  settled(): Promise<void> {
+    return new Promise((done) => {
+      this.jobs.push({ kind: 'commit', done });
+      void this.drain();
+    });
   }
 
-  /** Waits for the main-connection transactions before, then for the thread to have answered everything. */
-  private async lock(): Promise<() => void> {
-    this.onMain++;
-    const previous = this.tail;
-    let release!: () => void;
-    this.tail = new Promise((resolve) => (release = resolve));
-    await previous;
-    await this.thread.idle();
-    return () => {
-      this.onMain--;
-      release();
-    };
+  private async drain(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      for (;;) {
+        const job = this.jobs.shift();
+        if (!job) {
+          // Nothing waits: the group commits (what is asked for meanwhile waits for the next one).
+          if (!this.group) break;
+          await this.commit();
+        } else if (job.kind === 'grouped') {
+          await this.join(job);
+          if (this.group && this.group.length >= MAX_GROUP) await this.commit();
+        } else {
+          await this.commit();
+          if (job.kind === 'alone') await job.run();
+          else job.done?.();
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async join(job: Extract<Job, { kind: 'grouped' }>): Promise<void> {
+    const first = this.group === null;
+    let result: unknown;
+    try {
+      // TypeORM's runner begins at depth 0 and opens a savepoint deeper down; commit releases it, rollback returns to it.
+      await this.runner.startTransaction();
+      this.group ??= [];
+      result = await job.work();
+      if (!first) await this.runner.commitTransaction();
+    } catch (e) {
+      await this.runner.rollbackTransaction().catch(() => undefined);
+      if (first) this.group = null;
+      job.reject(e);
+      return;
+    }
+    this.group?.push({ resolve: () => job.resolve(result), reject: job.reject });
+  }
+
+  private async commit(): Promise<void> {
+    const members = this.group;
+    if (!members) return;
+    this.group = null;
+    try {
+      await this.runner.commitTransaction();
+    } catch (e) {
+      await this.runner.rollbackTransaction().catch(() => undefined);
+      for (const m of members) m.reject(e);
+      return;
+    }
+    for (const m of members) m.resolve();
   }
 }

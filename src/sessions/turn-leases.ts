@@ -38,15 +38,13 @@ export class TurnLeaseStore implements TurnLeases {
   }
 
   async releaseLeases(owner: string): Promise<void> {
-    await this.db.write((em) =>
-      em
-        .createQueryBuilder()
-        .update(this.db.entities.turns)
-        .set({ leaseExpiresAt: this.now() })
-        .where('status = :pending', { pending: 'PENDING' })
-        .andWhere('lease_owner = :owner', { owner })
-        .execute(),
-    );
+    await this.db.dataSource.manager
+      .createQueryBuilder()
+      .update(this.db.entities.turns)
+      .set({ leaseExpiresAt: this.now() })
+      .where('status = :pending', { pending: 'PENDING' })
+      .andWhere('lease_owner = :owner', { owner })
+      .execute();
   }
 
   async expiredTurns(limit: number): Promise<ExpiredTurn[]> {
