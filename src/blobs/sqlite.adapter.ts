@@ -6,7 +6,6 @@ import type { Logger } from '../logger';
 import { SqliteCheckpointer } from '../persistence/sqlite-checkpointer';
 import { BlobStoreUnavailableError, contentTypeOf, type BlobObject, type BlobStore } from './blob-store.port';
 import { FilesystemBlobStore } from './filesystem.adapter';
-import { SqliteBlobWriter } from './sqlite-blob-writer';
 
 interface Row {
   readonly body: Buffer;
@@ -28,21 +27,18 @@ interface PendingWrites {
  * writes, as files written without fsync did. Objects written before this store existed,
  * as files under DATA_DIR/blobs, are still read from there. Puts of one event-loop turn
  * (a turn's instruction and file versions, the payloads of many turns under load) share one
- * transaction, written on the next check phase by a thread of its own (SqliteBlobWriter):
- * one commit instead of one per object, off the event loop. A put resolves once its
- * transaction committed; until then reads of its key see the new body. Reads go through this
- * thread's own connection (under WAL, the last commit). The WAL is checkpointed on a worker
- * thread (SqliteCheckpointer), not inside these commits.
+ * transaction, written on the next check phase: one commit instead of one per object. A put
+ * resolves once its transaction committed; until then reads of its key see the new body.
+ * The WAL is checkpointed on a worker thread (SqliteCheckpointer), not inside these commits.
  */
 export class SqliteBlobStore implements BlobStore {
   private readonly db: Database.Database;
+  private readonly upsert: Database.Statement<[string, Buffer]>;
   private readonly select: Database.Statement<[string], Row>;
   private readonly files: FilesystemBlobStore;
-  private readonly writer: SqliteBlobWriter;
+  private readonly writeAll: Database.Transaction<(bodies: Map<string, Buffer>) => void>;
   private readonly checkpointer: SqliteCheckpointer;
   private pending: PendingWrites | null = null;
-  /** Batches sent to the writer and not yet committed, oldest first: reads see them. */
-  private readonly writing: ReadonlyMap<string, Buffer>[] = [];
 
   constructor(dataDir: string, logger: Logger) {
     const dir = resolve(dataDir);
@@ -52,10 +48,13 @@ export class SqliteBlobStore implements BlobStore {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.exec('CREATE TABLE IF NOT EXISTS blobs (key TEXT PRIMARY KEY NOT NULL, body BLOB NOT NULL)');
-    this.writer = new SqliteBlobWriter(file, logger);
-    this.checkpointer = new SqliteCheckpointer(file, this.writer.connection, logger);
+    this.checkpointer = new SqliteCheckpointer(file, this.db, logger);
+    this.upsert = this.db.prepare('INSERT INTO blobs (key, body) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET body = excluded.body');
     this.select = this.db.prepare('SELECT body FROM blobs WHERE key = ?');
     this.files = new FilesystemBlobStore(dir);
+    this.writeAll = this.db.transaction((bodies: Map<string, Buffer>) => {
+      for (const [key, body] of bodies) this.upsert.run(key, body);
+    });
   }
 
   /** Content types follow from the key's extension on read, so none is stored. */
@@ -94,7 +93,6 @@ export class SqliteBlobStore implements BlobStore {
   async close(): Promise<void> {
     try {
       this.flush();
-      await this.writer.close();
       if (this.db.open) this.db.close();
     } finally {
       await this.checkpointer.close();
@@ -103,15 +101,7 @@ export class SqliteBlobStore implements BlobStore {
 
   private bodyOf(key: string): Buffer | null {
     this.assertOpen();
-    return this.pending?.bodies.get(key) ?? this.beingWritten(key) ?? this.select.get(key)?.body ?? null;
-  }
-
-  private beingWritten(key: string): Buffer | undefined {
-    for (let i = this.writing.length - 1; i >= 0; i--) {
-      const body = this.writing[i]?.get(key);
-      if (body) return body;
-    }
-    return undefined;
+    return this.pending?.bodies.get(key) ?? this.select.get(key)?.body ?? null;
   }
 
   /** One transaction: a reader never sees half an object, nor part of a batch. */
@@ -119,14 +109,13 @@ export class SqliteBlobStore implements BlobStore {
     const pending = this.pending;
     if (!pending) return;
     this.pending = null;
-    const { bodies, waiting } = pending;
-    this.writing.push(bodies);
-    const written = this.writer.write(bodies);
-    // Leaves `writing` once committed (readers then find it in the table), or failed.
-    void written.finally(() => this.writing.splice(this.writing.indexOf(bodies), 1)).then(
-      () => waiting.forEach((w) => w.resolve()),
-      (e: unknown) => waiting.forEach((w) => w.reject(e)),
-    );
+    try {
+      this.writeAll(pending.bodies);
+    } catch (e) {
+      for (const w of pending.waiting) w.reject(e);
+      return;
+    }
+    for (const w of pending.waiting) w.resolve();
   }
 
   private assertOpen(): void {

@@ -147,9 +147,9 @@ describe('the embedded stores checkpoint off the main thread', () => {
     const store = new SqliteBlobStore(dir, silent);
     try {
       const file = join(dir, 'blobs.sqlite');
-      // Not the store's writing connection, on its writer thread (private; read here only): it checkpoints by itself only at 10,000 pages.
-      const writer = (store as unknown as { writer: { pragmas: readonly string[] } }).writer;
-      expect(writer.pragmas).toContain('wal_autocheckpoint = 10000');
+      // Not the store's own connection (private; read here only): it checkpoints by itself only at 10,000 pages.
+      const own = (store as unknown as { db: Database.Database }).db;
+      expect(own.pragma('wal_autocheckpoint', { simple: true })).toBe(10_000);
       const before = sizeOf(file);
       // Puts of one event-loop turn share a commit: ten per commit.
       for (let i = 0; i < ROWS; i += 10) {
