@@ -38,9 +38,13 @@ export function jsonBody(limit: number): RequestHandler {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
-    // Bound to this request's async context (as raw-body binds its callback): the stream's events
+    // Run in this request's async context (as raw-body binds its callback): the stream's events
     // run in the socket's, and the handlers after this one must see the request's trace span.
-    const finish = AsyncResource.bind((error: Error | null) => {
+    // runInAsyncScope rather than AsyncResource.bind, which builds two deprecation wrappers per
+    // call (its `asyncResource` property, DEP0172): 0.6% of an execute's CPU.
+    const context = new AsyncResource('gateway.jsonBody');
+    const finish = (error: Error | null) => context.runInAsyncScope(settle, null, error);
+    const settle = (error: Error | null) => {
       if (done) return;
       done = true;
       req.removeListener('data', onData);
@@ -56,7 +60,7 @@ export function jsonBody(limit: number): RequestHandler {
         return;
       }
       next();
-    });
+    };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) finish(bodyError(413, 'entity.too.large', 'request entity too large'));
