@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import OpenAI from 'openai';
@@ -53,6 +53,21 @@ interface Database {
   readonly name: string;
   /** Null: embedded SQLite. */
   readonly mysqlUrl: string | null;
+}
+
+/**
+ * The local MySQL/MariaDB server's process (it shares this machine's cores with the gateway
+ * and the clients), or null: its CPU per execute is what each target's SQL costs the server.
+ */
+function databaseServerStat(): string | null {
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      if (/^(mariadbd|mysqld)$/.test(readFileSync(`/proc/${pid}/comm`, 'utf8').trim())) return `/proc/${pid}/stat`;
+    } catch {
+      // A process that exited meanwhile.
+    }
+  }
+  return null;
 }
 
 /** utime + stime of a /proc stat file, in ms (clock ticks of 10 ms). */
@@ -193,6 +208,8 @@ interface Measured {
   readonly cpuMsPerExecute: number;
   /** Of that, the main thread's: the event loop every request waits for (the rest is GC helpers, the SQLite threads). */
   readonly mainCpuMsPerExecute: number;
+  /** The local database server's CPU per execute, meanwhile; null on SQLite or a server elsewhere. */
+  readonly serverCpuMsPerExecute: number | null;
   readonly statements: number;
   readonly transactions: number;
 }
@@ -206,7 +223,9 @@ interface ThroughputResult {
 
 /** A difference with its sign: '+7.1', '-1.3'. */
 const signed = (ms: number) => `${ms < 0 ? '-' : '+'}${Math.abs(ms).toFixed(1)}`;
-const cpuOf = (m: Measured) => `${m.cpuMsPerExecute.toFixed(2)} ms (main thread ${m.mainCpuMsPerExecute.toFixed(2)})`;
+const cpuOf = (m: Measured) =>
+  `${m.cpuMsPerExecute.toFixed(2)} ms (main thread ${m.mainCpuMsPerExecute.toFixed(2)})` +
+  (m.serverCpuMsPerExecute === null ? '' : `, the database server's ${m.serverCpuMsPerExecute.toFixed(2)} ms`);
 const sqlOf = (m: Measured) => `${m.statements} SQL calls (round trips on MySQL) in ${m.transactions} transactions`;
 const overAlone = (m: Measured, alone: LoadResult) =>
   `${(m.load.perSecond / alone.perSecond).toFixed(2)}x the stand-in's req/s, p50 ${signed(m.load.p50Ms - alone.p50Ms)} ms over it`;
@@ -218,7 +237,8 @@ async function throughput(db: Database): Promise<ThroughputResult> {
   try {
     const errors: string[] = [];
     await load(() => providerCall(fake), 1, errors);
-    const runs = [hand, g].map((target) => ({ target, samples: [] as LoadSample[], cpuMs: 0, mainCpuMs: 0 }));
+    const server = db.mysqlUrl ? databaseServerStat() : null;
+    const runs = [hand, g].map((target) => ({ target, samples: [] as LoadSample[], cpuMs: 0, mainCpuMs: 0, serverCpuMs: 0 }));
     for (const { target } of runs) await load(() => sessionClient(target), 1, errors);
     const sql = await Promise.all(runs.map(({ target }) => statementsPerExecute(target)));
     const alone: LoadSample[] = [];
@@ -227,16 +247,24 @@ async function throughput(db: Database): Promise<ThroughputResult> {
       alone.push(await load(() => providerCall(fake), seconds, errors));
       for (const run of runs) {
         const cpu0 = run.target.cpuMs();
+        const server0 = server ? cpuMsOf(server) : 0;
         run.samples.push(await load(() => sessionClient(run.target), seconds, errors));
         const cpu1 = run.target.cpuMs();
         run.cpuMs += cpu1.process - cpu0.process;
         run.mainCpuMs += cpu1.main - cpu0.main;
+        run.serverCpuMs += server ? cpuMsOf(server) - server0 : 0;
       }
     }
     const [baseline, gateway] = runs.map((run, i): Measured => {
       const result = summarise(run.samples);
       const executes = Math.max(1, result.requests);
-      return { load: result, cpuMsPerExecute: run.cpuMs / executes, mainCpuMsPerExecute: run.mainCpuMs / executes, ...sql[i] };
+      return {
+        load: result,
+        cpuMsPerExecute: run.cpuMs / executes,
+        mainCpuMsPerExecute: run.mainCpuMs / executes,
+        serverCpuMsPerExecute: server ? run.serverCpuMs / executes : null,
+        ...sql[i],
+      };
     }) as [Measured, Measured];
     const r: ThroughputResult = { alone: summarise(alone), baseline, gateway, errors };
     console.log(`\n1. ${db.name}: ${CONCURRENCY} clients, each with its own session (follow-ons chain), zero-latency provider, ${ROUNDS} interleaved rounds of ${seconds.toFixed(1)} s`);
@@ -266,6 +294,8 @@ interface Burst {
   readonly rssBefore: number;
   readonly peakRss: number;
   readonly kbPerInFlight: number;
+  /** The local database server's CPU over the burst, per execute; null on SQLite or a server elsewhere. */
+  readonly serverCpuMsPerExecute: number | null;
   readonly failed: number;
   /** The distinct error messages of the failed ones. */
   readonly reasons: string;
@@ -280,8 +310,9 @@ interface CapacityResult {
 }
 
 /** `n` executes, each a new session, sent at once to `t`; the peak the provider sees open is what `t` holds. */
-async function burst(t: Target, fake: FakeOpenAI, n: number): Promise<Burst> {
+async function burst(t: Target, fake: FakeOpenAI, n: number, server: string | null): Promise<Burst> {
   const rssBefore = t.child.rssBytes();
+  const server0 = server ? cpuMsOf(server) : 0;
   let peakRss = rssBefore;
   let peakOpen = 0;
   const sampler = setInterval(() => {
@@ -296,7 +327,16 @@ async function burst(t: Target, fake: FakeOpenAI, n: number): Promise<Burst> {
   const seconds = (performance.now() - t0) / 1000;
   const failed = settled.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   const reasons = [...new Set(failed.map((f) => String((f.reason as Error).message)))].join(', ');
-  return { peakOpen, seconds, kbPerInFlight: (peakRss - rssBefore) / 1024 / Math.max(1, peakOpen), failed: failed.length, reasons, rssBefore, peakRss };
+  return {
+    peakOpen,
+    seconds,
+    kbPerInFlight: (peakRss - rssBefore) / 1024 / Math.max(1, peakOpen),
+    serverCpuMsPerExecute: server ? (cpuMsOf(server) - server0) / Math.max(1, n) : null,
+    failed: failed.length,
+    reasons,
+    rssBefore,
+    peakRss,
+  };
 }
 
 /** N executes at once against a provider that answers after LATENCY_MS: the stand-in alone, the hand-written program, the gateway. */
@@ -305,6 +345,7 @@ async function capacity(db: Database): Promise<CapacityResult[]> {
   const g = await startGateway(db, { OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: fake.url, LLM_TIMEOUT_MS: '120000' });
   const hand = await startBaseline(db, fake);
   const direct = providerCall(fake);
+  const server = db.mysqlUrl ? databaseServerStat() : null;
   const results: CapacityResult[] = [];
   console.log(`\n2. ${db.name}: executes at once, each a new session, provider latency ${LATENCY_MS} ms; gateway idle RSS ${mb(g.child.rssBytes())}`);
   try {
@@ -315,12 +356,13 @@ async function capacity(db: Database): Promise<CapacityResult[]> {
       const alone = await Promise.allSettled(Array.from({ length: n }, () => direct()));
       const aloneSeconds = (performance.now() - t0) / 1000;
       clearInterval(aloneSampler);
-      const baseline = await burst(hand, fake, n);
-      const gateway = await burst(g, fake, n);
+      const baseline = await burst(hand, fake, n, server);
+      const gateway = await burst(g, fake, n, server);
       results.push({ n, aloneSeconds, alonePeak, baseline, gateway });
       const line = (name: string, b: Burst) =>
         `   ${name.padEnd(13)} ${String(n).padStart(5)} at once: ${n - b.failed} answered in ${b.seconds.toFixed(2)} s (${(b.seconds / aloneSeconds).toFixed(2)}x the stand-in alone), ` +
         `peak ${b.peakOpen} in flight at the provider, RSS ${mb(b.rssBefore)} -> ${mb(b.peakRss)} (~${b.kbPerInFlight.toFixed(0)} KB per in-flight execute), ` +
+        (b.serverCpuMsPerExecute === null ? '' : `the database server's CPU ${b.serverCpuMsPerExecute.toFixed(2)} ms per execute, `) +
         `${b.failed} errors${b.failed ? ` (${b.reasons})` : ''}`;
       console.log(`   the stand-in alone ${String(n).padStart(5)} at once: ${alone.filter((r) => r.status === 'fulfilled').length} in ${aloneSeconds.toFixed(2)} s, peak ${alonePeak} in flight`);
       console.log(line('hand-written', baseline));
