@@ -70,8 +70,9 @@ function databaseServerStat(): string | null {
   return null;
 }
 
-/** utime + stime of a /proc stat file, in ms (clock ticks of 10 ms). */
-function cpuMsOf(statFile: string): number {
+/** utime + stime of a /proc stat file, in ms (clock ticks of 10 ms); 0 without one. */
+function cpuMsOf(statFile: string | null): number {
+  if (statFile === null) return 0;
   const fields = readFileSync(statFile, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
@@ -247,12 +248,12 @@ async function throughput(db: Database): Promise<ThroughputResult> {
       alone.push(await load(() => providerCall(fake), seconds, errors));
       for (const run of runs) {
         const cpu0 = run.target.cpuMs();
-        const server0 = server ? cpuMsOf(server) : 0;
+        const server0 = cpuMsOf(server);
         run.samples.push(await load(() => sessionClient(run.target), seconds, errors));
         const cpu1 = run.target.cpuMs();
         run.cpuMs += cpu1.process - cpu0.process;
         run.mainCpuMs += cpu1.main - cpu0.main;
-        run.serverCpuMs += server ? cpuMsOf(server) - server0 : 0;
+        run.serverCpuMs += cpuMsOf(server) - server0;
       }
     }
     const [baseline, gateway] = runs.map((run, i): Measured => {
@@ -312,7 +313,7 @@ interface CapacityResult {
 /** `n` executes, each a new session, sent at once to `t`; the peak the provider sees open is what `t` holds. */
 async function burst(t: Target, fake: FakeOpenAI, n: number, server: string | null): Promise<Burst> {
   const rssBefore = t.child.rssBytes();
-  const server0 = server ? cpuMsOf(server) : 0;
+  const server0 = cpuMsOf(server);
   let peakRss = rssBefore;
   let peakOpen = 0;
   const sampler = setInterval(() => {

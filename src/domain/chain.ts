@@ -39,7 +39,8 @@ export type ChainDecision =
 /** `history` is the session's turns in sequence order; the newest completed one decides. */
 export function decideChain(history: readonly ChainTurn[], now: Date): ChainDecision {
   if (history.length === 0) return newChain('FIRST_TURN');
-  const last = history.findLast((t) => t.status === 'COMPLETED' && t.openAIResponseId);
+  const at = history.findLastIndex((t) => t.status === 'COMPLETED' && t.openAIResponseId);
+  const last = history[at];
   if (!last?.openAIResponseId) return newChain('NO_USABLE_PREVIOUS_RESPONSE');
   const expiresAt = last.openAIChainExpiresDate;
   if (!expiresAt || expiresAt.getTime() <= now.getTime()) return newChain('EXPIRED', expiresAt);
@@ -48,7 +49,7 @@ export function decideChain(history: readonly ChainTurn[], now: Date): ChainDeci
     previousResponseId: last.openAIResponseId,
     expiresAt,
     conversationId: last.conversationId,
-    links: linksEndingAt(last, history),
+    links: linksEndingAt(at, history),
   };
 }
 
@@ -59,14 +60,14 @@ const newChain = (reason: ChainRestartReason, expiredAt: Date | null = null): Ch
 });
 
 /**
- * Follows previousOpenAIResponseId back from `last` through the session's turns. A turn's
- * previous response belongs to an earlier turn, so each link is looked for before the one
- * found last: one pass back through the history, however long the chain.
+ * Follows previousOpenAIResponseId back from `history[at]` through the session's turns. A
+ * turn's previous response belongs to an earlier turn, so each link is looked for before the
+ * one found last: one pass back through the history, however long the chain.
  */
-function linksEndingAt(last: ChainTurn, history: readonly ChainTurn[]): ChainTurn[] {
-  const links: ChainTurn[] = [last];
-  let current = last;
-  let i = history.lastIndexOf(last) - 1;
+function linksEndingAt(at: number, history: readonly ChainTurn[]): ChainTurn[] {
+  let current = history[at];
+  const links: ChainTurn[] = [current];
+  let i = at - 1;
   while (current.previousOpenAIResponseId) {
     const wanted = current.previousOpenAIResponseId;
     while (i >= 0 && history[i].openAIResponseId !== wanted) i--;

@@ -278,8 +278,9 @@ export class InstructionPlanner {
     if (session.lastTurnStatus === 'PENDING') {
       throw new DomainError('SESSION_BUSY', 'the session is still working on its last turn', { sessionId: session.id });
     }
-    const planned = (history.at(-1)?.sequenceNumber ?? 0) <= session.turnCount ? history : history.filter((t) => t.sequenceNumber <= session.turnCount);
-    return { session, history: planned };
+    // Copied only when a turn was added since the session row was read (rare).
+    const counted = (history.at(-1)?.sequenceNumber ?? 0) <= session.turnCount;
+    return { session, history: counted ? history : history.filter((t) => t.sequenceNumber <= session.turnCount) };
   }
 
   /** The turns of the planned history, whole (a turn added since is not part of it). */
