@@ -26,6 +26,7 @@ import { fmt, sampleLoad, summarise, type LoadResult, type LoadSample } from './
  *   npm run bench:execute
  *   BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/test npm run bench:execute   # both databases
  *   BENCH_PROFILE_DIR=/tmp/prof …   # the gateway runs with --cpu-prof, profiles written there
+ *   BENCH_ONLY=mysql (or sqlite) …  # one database only
  */
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
@@ -380,10 +381,12 @@ async function capacity(db: Database): Promise<CapacityResult[]> {
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 
 async function main(): Promise<void> {
+  // BENCH_ONLY=mysql (or sqlite) measures one database: half the run, for A/B rounds on one of them.
+  const only = process.env.BENCH_ONLY;
   const databases: Database[] = [
     { name: 'embedded SQLite', mysqlUrl: null },
     ...(process.env.BENCH_MYSQL_URL ? [{ name: 'MySQL/MariaDB', mysqlUrl: process.env.BENCH_MYSQL_URL }] : []),
-  ];
+  ].filter((d) => !only || (only === 'mysql') === (d.mysqlUrl !== null));
   console.log(`node ${process.version}; each gateway in its own process (NODE_ENV=production), blobs in the embedded store (DATA_DIR/blobs.sqlite); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   if (!process.env.BENCH_MYSQL_URL) console.log('MySQL/MariaDB: skipped (set BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/test to measure it too)');
   const summary: string[] = [];
