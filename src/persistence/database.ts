@@ -5,7 +5,7 @@ import type { Logger } from '../logger';
 import { isDeadlock, typedStoreError } from './db-errors';
 import type { Dialect } from './dialect';
 import { migrations } from './migrations';
-import { mysqlSocketPath, mysqlTransaction, probeMysqlDialect, ReadBatcher } from './mysql-sql';
+import { guardFor, mysqlSocketPath, mysqlTransaction, probeMysqlDialect, ReadBatcher } from './mysql-sql';
 import { MysqlStoreGuard } from './mysql-store-guard';
 import { StaleReadError, type SqlResult, type SqlTransaction, type SqlValue, type Statement } from './sql';
 import { SqliteWriter } from './sqlite-writer';
@@ -168,6 +168,7 @@ export async function openDatabase<E extends EntitySchemas>(
     : batchedReads(new ReadBatcher(dataSource));
   // One connection: a second BEGIN while one is open would nest as a savepoint, so one writer orders them (and groups commits).
   const writer = dialect === 'sqlite' ? sqliteWriter(dataSource) : null;
+  const rowGuard = guardFor(dialect);
   const transaction = <T>(work: (em: EntityManager) => Promise<T>): Promise<T> =>
     writer ? writer.alone(work) : retryDeadlocks(() => dataSource.transaction(work));
 
@@ -178,7 +179,7 @@ export async function openDatabase<E extends EntitySchemas>(
     transaction,
     sqlTransaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
       if (writer) return writer.grouped(work);
-      return retryDeadlocks(() => mysqlTransaction(dataSource.createQueryRunner('master'), work));
+      return retryDeadlocks(() => mysqlTransaction(dataSource.createQueryRunner('master'), rowGuard, work));
     },
     async read<R>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
       return (await read(sql, params)) as R[];

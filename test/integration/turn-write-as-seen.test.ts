@@ -1,5 +1,6 @@
 import type { TurnStatusEvent } from '../../src/events/turn-events';
-import { StaleReadError } from '../../src/persistence/sql';
+import { guardFor, mysqlTransaction } from '../../src/persistence/mysql-sql';
+import { StaleReadError, type Statement } from '../../src/persistence/sql';
 import { createSessionStore, type SessionStore } from '../../src/sessions/session-store';
 import { mysqlTestDatabase, sqliteTestDatabase, type TestDatabase, type TestDatabaseFactory } from '../support/db';
 import { describeWithMysql } from '../support/services';
@@ -116,3 +117,28 @@ function asSeenSuite(open: TestDatabaseFactory): void {
 
 describe('adding a turn to the session as seen, on embedded SQLite', () => asSeenSuite(sqliteTestDatabase));
 describeWithMysql('adding a turn to the session as seen, on MySQL/MariaDB', () => asSeenSuite(mysqlTestDatabase));
+
+describeWithMysql('the row guard of each MySQL-family dialect, on this server', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await mysqlTestDatabase();
+    await t.db.dataSource.query('CREATE TABLE guard_probe (id INT PRIMARY KEY, v INT NOT NULL)');
+    await t.db.dataSource.query('INSERT INTO guard_probe (id, v) VALUES (1, 0)');
+  });
+  afterAll(() => t.dispose());
+
+  it('stops and rolls back a transaction whose guarded statement changed no row, with either guard', async () => {
+    // MySQL's guard is plain SQL that MariaDB runs too: on MariaDB both are checked.
+    const dialects = t.db.dialect === 'mariadb' ? (['mysql', 'mariadb'] as const) : (['mysql'] as const);
+    const set = (v: number, id: number): Statement => ({ sql: 'UPDATE guard_probe SET v = ? WHERE id = ?', params: [v, id] });
+    for (const dialect of dialects) {
+      const run = (statements: Statement[]) =>
+        mysqlTransaction(t.db.dataSource.createQueryRunner('master'), guardFor(dialect), (tx) => tx.commitWith(statements));
+      await expect(run([set(7, 1), { ...set(8, 2), mustChangeOneRow: true }, set(9, 1)])).rejects.toBeInstanceOf(StaleReadError);
+      expect(await t.db.dataSource.query('SELECT v FROM guard_probe')).toEqual([{ v: 0 }]);
+      await run([{ ...set(7, 1), mustChangeOneRow: true }, set(9, 1)]);
+      expect(await t.db.dataSource.query('SELECT v FROM guard_probe')).toEqual([{ v: 9 }]);
+      await run([set(0, 1)]);
+    }
+  });
+});
