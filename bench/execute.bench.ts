@@ -27,6 +27,7 @@ import { fmt, sampleLoad, summarise, type LoadResult, type LoadSample } from './
  *   BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/test npm run bench:execute   # both databases
  *   BENCH_PROFILE_DIR=/tmp/prof …   # the gateway runs with --cpu-prof, profiles written there
  *   BENCH_ONLY=mysql (or sqlite) …  # one database only
+ *   BENCH_EXECUTE_VIA=rest …        # the gateway through its REST route (same handler, no GraphQL layer)
  */
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
@@ -45,10 +46,24 @@ const EXECUTE = `mutation($input: AgentExecuteInput!) { execute(input: $input) {
 interface Target {
   readonly child: BenchChild;
   readonly agentContextId: string;
+  /** One execute as this target's clients send it; its answer's session and text. */
+  execute(input: Record<string, unknown>): Promise<ExecuteAnswer>;
   /** User + system CPU time so far, from /proc: of the target's process, and of its main thread (the event loop). */
   cpuMs(): { readonly process: number; readonly main: number };
   close(): Promise<void>;
 }
+
+interface ExecuteAnswer {
+  readonly sessionId: string;
+  readonly primaryOutputText?: string;
+}
+
+/**
+ * How the gateway's clients call execute: the GraphQL mutation (what the goals are about), or
+ * with BENCH_EXECUTE_VIA=rest DD-004's REST route, the same request handler without the
+ * GraphQL layer (parse, validation, limits, execution): the difference is that layer's cost.
+ */
+const VIA_REST = process.env.BENCH_EXECUTE_VIA === 'rest';
 
 interface Database {
   readonly name: string;
@@ -79,10 +94,17 @@ function cpuMsOf(statFile: string | null): number {
 }
 
 /** A started child as a Target: its CPU time from /proc, and a close that also drops its database and data directory. */
-function targetOf(child: BenchChild, agentContextId: string, database: { drop(): Promise<void> } | null, dataDir: string): Target {
+function targetOf(
+  child: BenchChild,
+  agentContextId: string,
+  execute: Target['execute'],
+  database: { drop(): Promise<void> } | null,
+  dataDir: string,
+): Target {
   return {
     child,
     agentContextId,
+    execute,
     cpuMs: () => ({ process: cpuMsOf(`/proc/${child.pid}/stat`), main: cpuMsOf(`/proc/${child.pid}/task/${child.pid}/stat`) }),
     async close() {
       await child.close();
@@ -114,7 +136,8 @@ async function startGateway(db: Database, env: Record<string, string>): Promise<
     child.url,
     'mutation { upsertAgentContext(input: { name: "Bench", vectorCollection: "bench", defaultModel: "gpt-4.1-mini" }) { id } }',
   );
-  return targetOf(child, created.upsertAgentContext.id, database, dataDir);
+  const execute = VIA_REST ? (input: Record<string, unknown>) => restExecute(child.url, input) : graphqlExecute(child.url);
+  return targetOf(child, created.upsertAgentContext.id, execute, database, dataDir);
 }
 
 /** The hand-written program (bench/execute-baseline.ts) on a database of its own, against the same stand-in. */
@@ -133,7 +156,7 @@ async function startBaseline(db: Database, fake: FakeOpenAI): Promise<Target> {
   );
   const res = await fetch(`${child.url}/context`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: '{}' });
   const { id } = (await res.json()) as { id: string };
-  return targetOf(child, id, database, dataDir);
+  return targetOf(child, id, graphqlExecute(child.url), database, dataDir);
 }
 
 async function graphql<T>(url: string, query: string, variables: Record<string, unknown> = {}): Promise<T> {
@@ -145,6 +168,22 @@ async function graphql<T>(url: string, query: string, variables: Record<string, 
   const body = (await res.json()) as { data?: T; errors?: { extensions?: { code?: string }; message: string }[] };
   if (!body.data) throw new Error(body.errors?.[0]?.extensions?.code ?? body.errors?.[0]?.message ?? `HTTP ${res.status}`);
   return body.data;
+}
+
+const graphqlExecute =
+  (url: string) =>
+  async (input: Record<string, unknown>): Promise<ExecuteAnswer> =>
+    (await graphql<{ execute: ExecuteAnswer }>(url, EXECUTE, { input })).execute;
+
+async function restExecute(url: string, input: Record<string, unknown>): Promise<ExecuteAnswer> {
+  const res = await fetch(`${url.replace(/\/graphql$/, '')}/api/ai/agent/execute`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify(input),
+  });
+  const body = (await res.json()) as ExecuteAnswer & { errorCode?: string };
+  if (!res.ok) throw new Error(body.errorCode ?? `HTTP ${res.status}`);
+  return body;
 }
 
 /** A client with a session of its own: its follow-ons chain, as in real use. */
@@ -159,9 +198,9 @@ function sessionClient(g: Target): () => Promise<void> {
       ...(sessionId ? { sessionId } : {}),
       activeFiles: [{ path: 'src/retry.ts', content: `export const retries = ${n % 3};\n` }],
     };
-    const data = await graphql<{ execute: { sessionId: string; primaryOutputText?: string } }>(g.child.url, EXECUTE, { input });
-    if (!data.execute.primaryOutputText) throw new Error('no answer');
-    sessionId = data.execute.sessionId;
+    const answer = await g.execute(input);
+    if (!answer.primaryOutputText) throw new Error('no answer');
+    sessionId = answer.sessionId;
   };
 }
 
@@ -323,7 +362,7 @@ async function burst(t: Target, fake: FakeOpenAI, n: number, server: string | nu
   }, 25);
   const t0 = performance.now();
   const settled = await Promise.allSettled(
-    Array.from({ length: n }, (_, i) => graphql(t.child.url, EXECUTE, { input: { agentContextId: t.agentContextId, instruction: `In flight ${i}` } })),
+    Array.from({ length: n }, (_, i) => t.execute({ agentContextId: t.agentContextId, instruction: `In flight ${i}` })),
   );
   clearInterval(sampler);
   const seconds = (performance.now() - t0) / 1000;
@@ -388,6 +427,7 @@ async function main(): Promise<void> {
     ...(process.env.BENCH_MYSQL_URL ? [{ name: 'MySQL/MariaDB', mysqlUrl: process.env.BENCH_MYSQL_URL }] : []),
   ].filter((d) => !only || (only === 'mysql') === (d.mysqlUrl !== null));
   console.log(`node ${process.version}; each gateway in its own process (NODE_ENV=production), blobs in the embedded store (DATA_DIR/blobs.sqlite); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  if (VIA_REST) console.log('BENCH_EXECUTE_VIA=rest: the gateway is called through POST /api/ai/agent/execute, not the GraphQL mutation');
   if (!process.env.BENCH_MYSQL_URL) console.log('MySQL/MariaDB: skipped (set BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/test to measure it too)');
   const summary: string[] = [];
   for (const db of databases) {
