@@ -16,68 +16,108 @@ export interface TurnWindowKey {
 /**
  * Batching loaders bound to ONE caller. A new set is made for every HTTP request and every
  * subscription event, so a cached row can never reach another caller or a later event, and
- * every batch is scoped by the caller's org (never by whatever the first key says).
+ * every batch is scoped by the caller's org (never by whatever the first key says). Each
+ * loader is made when first asked for: most operations use none or a few (an execute none),
+ * and a request in flight keeps its set until it answers.
  */
-export function createLoaders(caller: Caller, services: Services) {
-  const { sessionBatches: batches, contexts } = services;
-  const byId = <T extends { id: string }>(ids: readonly string[], rows: readonly T[]) => {
-    const map = new Map(rows.map((r) => [r.id, r]));
-    return ids.map((id) => map.get(id) ?? null);
-  };
+export class Loaders {
+  private sessionLoader?: DataLoader<string, SessionRecord | null>;
+  private agentContextLoader?: DataLoader<string, AgentContextRecord | null>;
+  private conversationContextLoader?: DataLoader<string, ConversationContextRecord | null>;
+  private turnLoader?: DataLoader<string, TurnRecord | null>;
+  private lastTurnLoader?: DataLoader<Pick<SessionRecord, 'id' | 'turnCount'>, TurnRecord | null, string>;
+  private participantsLoader?: DataLoader<string, EntityHeader[]>;
+  private turnsLoader?: DataLoader<TurnWindowKey, TurnRecord[], string>;
+  private turnCountByStatusLoader?: DataLoader<{ sessionId: string; status: TurnStatus }, number, string>;
 
-  const session = new DataLoader<string, SessionRecord | null>(async (ids) => byId(ids, await batches.sessionsByIds(caller, ids)));
+  constructor(
+    private readonly caller: Caller,
+    private readonly services: Services,
+  ) {}
 
-  return {
-    agentContext: new DataLoader<string, AgentContextRecord | null>(async (ids) =>
-      byId(ids, await contexts.agentContextsByIds(caller.orgId, ids)),
-    ),
-    conversationContext: new DataLoader<string, ConversationContextRecord | null>(async (ids) =>
-      byId(ids, await contexts.conversationContextsByIds(caller.orgId, ids)),
-    ),
-    session,
-    turn: new DataLoader<string, TurnRecord | null>(async (ids) => byId(ids, await batches.turnsByIds(caller, ids))),
-    lastTurn: new DataLoader<Pick<SessionRecord, 'id' | 'turnCount'>, TurnRecord | null, string>(
+  get session(): DataLoader<string, SessionRecord | null> {
+    const { caller, services } = this;
+    return (this.sessionLoader ??= new DataLoader(async (ids) => byId(ids, await services.sessionBatches.sessionsByIds(caller, ids))));
+  }
+
+  get agentContext(): DataLoader<string, AgentContextRecord | null> {
+    const { caller, services } = this;
+    return (this.agentContextLoader ??= new DataLoader(async (ids) => byId(ids, await services.contexts.agentContextsByIds(caller.orgId, ids))));
+  }
+
+  get conversationContext(): DataLoader<string, ConversationContextRecord | null> {
+    const { caller, services } = this;
+    return (this.conversationContextLoader ??= new DataLoader(async (ids) =>
+      byId(ids, await services.contexts.conversationContextsByIds(caller.orgId, ids)),
+    ));
+  }
+
+  get turn(): DataLoader<string, TurnRecord | null> {
+    const { caller, services } = this;
+    return (this.turnLoader ??= new DataLoader(async (ids) => byId(ids, await services.sessionBatches.turnsByIds(caller, ids))));
+  }
+
+  get lastTurn(): DataLoader<Pick<SessionRecord, 'id' | 'turnCount'>, TurnRecord | null, string> {
+    const { caller, services } = this;
+    return (this.lastTurnLoader ??= new DataLoader(
       async (keys) => {
-        const turns = await batches.lastTurnsOf(caller, keys);
+        const turns = await services.sessionBatches.lastTurnsOf(caller, keys);
         const bySession = new Map(turns.map((t) => [t.sessionId, t]));
         return keys.map((k) => bySession.get(k.id) ?? null);
       },
       { cacheKeyFn: (k) => `${k.id}:${k.turnCount}` },
-    ),
-    participants: new DataLoader<string, EntityHeader[]>(async (ids) => {
-      const map = await batches.participantsOf(caller, ids);
+    ));
+  }
+
+  get participants(): DataLoader<string, EntityHeader[]> {
+    const { caller, services } = this;
+    return (this.participantsLoader ??= new DataLoader(async (ids) => {
+      const map = await services.sessionBatches.participantsOf(caller, ids);
       return ids.map((id) => map.get(id) ?? []);
-    }),
-    turns: new DataLoader<TurnWindowKey, TurnRecord[], string>(
+    }));
+  }
+
+  get turns(): DataLoader<TurnWindowKey, TurnRecord[], string> {
+    const { caller, services } = this;
+    return (this.turnsLoader ??= new DataLoader(
       async (keys) => {
         // Sessions asking for the same window share one statement.
         const results = new Map<string, TurnRecord[]>();
         for (const group of groupBy(keys, windowOf).values()) {
           const w = group[0] as TurnWindowKey;
           const ids = group.map((k) => k.sessionId);
-          const page = await batches.turnsOf(caller, ids, w);
+          const page = await services.sessionBatches.turnsOf(caller, ids, w);
           for (const k of group) results.set(turnsKey(k), page.get(k.sessionId) ?? []);
         }
         return keys.map((k) => results.get(turnsKey(k)) ?? []);
       },
       { cacheKeyFn: turnsKey },
-    ),
-    turnCountByStatus: new DataLoader<{ sessionId: string; status: TurnStatus }, number, string>(
+    ));
+  }
+
+  get turnCountByStatus(): DataLoader<{ sessionId: string; status: TurnStatus }, number, string> {
+    const { caller, services } = this;
+    return (this.turnCountByStatusLoader ??= new DataLoader(
       async (keys) => {
         const results = new Map<string, number>();
         for (const group of groupBy(keys, (k) => k.status).values()) {
           const status = (group[0] as { status: TurnStatus }).status;
-          const counts = await batches.countTurns(caller, group.map((k) => k.sessionId), status);
+          const counts = await services.sessionBatches.countTurns(caller, group.map((k) => k.sessionId), status);
           for (const k of group) results.set(`${k.sessionId}:${status}`, counts.get(k.sessionId) ?? 0);
         }
         return keys.map((k) => results.get(`${k.sessionId}:${k.status}`) ?? 0);
       },
       { cacheKeyFn: (k) => `${k.sessionId}:${k.status}` },
-    ),
-  };
+    ));
+  }
 }
 
-export type Loaders = ReturnType<typeof createLoaders>;
+export const createLoaders = (caller: Caller, services: Services): Loaders => new Loaders(caller, services);
+
+function byId<T extends { id: string }>(ids: readonly string[], rows: readonly T[]): (T | null)[] {
+  const map = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => map.get(id) ?? null);
+}
 
 const windowOf = (k: TurnWindowKey) => `${k.afterSequence}:${k.limit}:${k.status ?? ''}`;
 const turnsKey = (k: TurnWindowKey) => `${k.sessionId}:${windowOf(k)}`;
