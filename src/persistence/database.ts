@@ -121,6 +121,9 @@ export async function openDatabase<E extends EntitySchemas>(
         // sqlTransaction sends a transaction's writes with its COMMIT in one round trip; all
         // SQL binds values through placeholders, never by pasting them into statement text.
         multipleStatements: true,
+        // TypeORM sends text-protocol queries only, never prepared statements; mysql2's default
+        // cache of 16,000 of them allocates four arrays of that length (~520 KB) per connection.
+        maxPreparedStatements: 1,
       },
     });
   } else {
