@@ -36,32 +36,29 @@ export class Loaders {
   ) {}
 
   get session(): DataLoader<string, SessionRecord | null> {
-    const { caller, services } = this;
-    return (this.sessionLoader ??= new DataLoader(async (ids) => byId(ids, await services.sessionBatches.sessionsByIds(caller, ids))));
+    return (this.sessionLoader ??= new DataLoader(async (ids) => byId(ids, await this.services.sessionBatches.sessionsByIds(this.caller, ids))));
   }
 
   get agentContext(): DataLoader<string, AgentContextRecord | null> {
-    const { caller, services } = this;
-    return (this.agentContextLoader ??= new DataLoader(async (ids) => byId(ids, await services.contexts.agentContextsByIds(caller.orgId, ids))));
+    return (this.agentContextLoader ??= new DataLoader(async (ids) =>
+      byId(ids, await this.services.contexts.agentContextsByIds(this.caller.orgId, ids)),
+    ));
   }
 
   get conversationContext(): DataLoader<string, ConversationContextRecord | null> {
-    const { caller, services } = this;
     return (this.conversationContextLoader ??= new DataLoader(async (ids) =>
-      byId(ids, await services.contexts.conversationContextsByIds(caller.orgId, ids)),
+      byId(ids, await this.services.contexts.conversationContextsByIds(this.caller.orgId, ids)),
     ));
   }
 
   get turn(): DataLoader<string, TurnRecord | null> {
-    const { caller, services } = this;
-    return (this.turnLoader ??= new DataLoader(async (ids) => byId(ids, await services.sessionBatches.turnsByIds(caller, ids))));
+    return (this.turnLoader ??= new DataLoader(async (ids) => byId(ids, await this.services.sessionBatches.turnsByIds(this.caller, ids))));
   }
 
   get lastTurn(): DataLoader<Pick<SessionRecord, 'id' | 'turnCount'>, TurnRecord | null, string> {
-    const { caller, services } = this;
     return (this.lastTurnLoader ??= new DataLoader(
       async (keys) => {
-        const turns = await services.sessionBatches.lastTurnsOf(caller, keys);
+        const turns = await this.services.sessionBatches.lastTurnsOf(this.caller, keys);
         const bySession = new Map(turns.map((t) => [t.sessionId, t]));
         return keys.map((k) => bySession.get(k.id) ?? null);
       },
@@ -70,15 +67,13 @@ export class Loaders {
   }
 
   get participants(): DataLoader<string, EntityHeader[]> {
-    const { caller, services } = this;
     return (this.participantsLoader ??= new DataLoader(async (ids) => {
-      const map = await services.sessionBatches.participantsOf(caller, ids);
+      const map = await this.services.sessionBatches.participantsOf(this.caller, ids);
       return ids.map((id) => map.get(id) ?? []);
     }));
   }
 
   get turns(): DataLoader<TurnWindowKey, TurnRecord[], string> {
-    const { caller, services } = this;
     return (this.turnsLoader ??= new DataLoader(
       async (keys) => {
         // Sessions asking for the same window share one statement.
@@ -86,7 +81,7 @@ export class Loaders {
         for (const group of groupBy(keys, windowOf).values()) {
           const w = group[0] as TurnWindowKey;
           const ids = group.map((k) => k.sessionId);
-          const page = await services.sessionBatches.turnsOf(caller, ids, w);
+          const page = await this.services.sessionBatches.turnsOf(this.caller, ids, w);
           for (const k of group) results.set(turnsKey(k), page.get(k.sessionId) ?? []);
         }
         return keys.map((k) => results.get(turnsKey(k)) ?? []);
@@ -96,13 +91,12 @@ export class Loaders {
   }
 
   get turnCountByStatus(): DataLoader<{ sessionId: string; status: TurnStatus }, number, string> {
-    const { caller, services } = this;
     return (this.turnCountByStatusLoader ??= new DataLoader(
       async (keys) => {
         const results = new Map<string, number>();
         for (const group of groupBy(keys, (k) => k.status).values()) {
           const status = (group[0] as { status: TurnStatus }).status;
-          const counts = await services.sessionBatches.countTurns(caller, group.map((k) => k.sessionId), status);
+          const counts = await this.services.sessionBatches.countTurns(this.caller, group.map((k) => k.sessionId), status);
           for (const k of group) results.set(`${k.sessionId}:${status}`, counts.get(k.sessionId) ?? 0);
         }
         return keys.map((k) => results.get(`${k.sessionId}:${k.status}`) ?? 0);
