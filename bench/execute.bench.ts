@@ -27,11 +27,18 @@ import { fmt, sampleLoad, summarise, type LoadResult, type LoadSample } from './
  *   BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/test npm run bench:execute   # both databases
  *   BENCH_PROFILE_DIR=/tmp/prof …   # the gateway runs with --cpu-prof, profiles written there
  *   BENCH_ONLY=mysql (or sqlite) …  # one database only
+ *   BENCH_WARMUP_SECONDS=5 …        # load on each target before its first measured round
  *   BENCH_EXECUTE_VIA=rest …        # the gateway through its REST route (same handler, no GraphQL layer)
  */
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/**
+ * Closed-loop load on each target before its first measured round, the same for all three: a
+ * gateway is a long-running server, and after one second of load its process still spends a
+ * fifth of its CPU in V8's optimising compiler (perf, 2026-11-24), a few percent once warm.
+ */
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 5);
 const IN_FLIGHT_LEVELS = (process.env.BENCH_IN_FLIGHT ?? '500,2000').split(',').map(Number);
 const LATENCY_MS = Number(process.env.BENCH_PROVIDER_LATENCY_MS ?? 2000);
 const COUNTED_EXECUTES = 10;
@@ -277,10 +284,10 @@ async function throughput(db: Database): Promise<ThroughputResult> {
   const hand = await startBaseline(db, fake);
   try {
     const errors: string[] = [];
-    await load(() => providerCall(fake), 1, errors);
+    await load(() => providerCall(fake), WARMUP_SECONDS, errors);
     const server = db.mysqlUrl ? databaseServerStat() : null;
     const runs = [hand, g].map((target) => ({ target, samples: [] as LoadSample[], cpuMs: 0, mainCpuMs: 0, serverCpuMs: 0 }));
-    for (const { target } of runs) await load(() => sessionClient(target), 1, errors);
+    for (const { target } of runs) await load(() => sessionClient(target), WARMUP_SECONDS, errors);
     const sql = await Promise.all(runs.map(({ target }) => statementsPerExecute(target)));
     const alone: LoadSample[] = [];
     const seconds = SECONDS / ROUNDS;
