@@ -106,8 +106,6 @@ export class Loaders {
   }
 }
 
-export const createLoaders = (caller: Caller, services: Services): Loaders => new Loaders(caller, services);
-
 function byId<T extends { id: string }>(ids: readonly string[], rows: readonly T[]): (T | null)[] {
   const map = new Map(rows.map((r) => [r.id, r]));
   return ids.map((id) => map.get(id) ?? null);

@@ -8,7 +8,7 @@ import { isDomainError } from '../domain/errors';
 import type { Protection } from '../graphql/protection';
 import type { GraphQLContext } from '../graphql/context';
 import { isExpectedError, toGraphQLError } from '../graphql/error-mapping';
-import { createLoaders } from '../graphql/loaders';
+import { Loaders } from '../graphql/loaders';
 import { gatewaySchema } from '../graphql/schema';
 import type { Services } from '../graphql/services';
 import type { Logger } from '../logger';
@@ -77,7 +77,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<{ app: Express; 
       const requestId = requestIdOf(res);
       try {
         const { caller } = authenticate(req.headers.authorization, config.jwtSecret);
-        return { caller, services, loaders: createLoaders(caller, services), requestId, budget: protection.responseBudget() };
+        return { caller, services, loaders: new Loaders(caller, services), requestId, budget: protection.responseBudget() };
       } catch (e) {
         throw isDomainError(e) ? toGraphQLError(e, { http: { status: HTTP_STATUS_OF[e.code] } }) : e;
       }

@@ -20,7 +20,7 @@ import { isDomainError } from '../domain/errors';
 import type { GraphQLContext } from '../graphql/context';
 import type { LiveSubscription, SubscriberSink } from '../graphql/live/live-group';
 import { formatResult, type SubscriptionExecutor } from '../graphql/live/subscription-executor';
-import { createLoaders, type Loaders } from '../graphql/loaders';
+import { Loaders } from '../graphql/loaders';
 import type { Protection } from '../graphql/protection';
 import type { Services } from '../graphql/services';
 import type { Logger } from '../logger';
@@ -155,14 +155,11 @@ export class LiveOperations {
     if (!kind) return refuse([new GraphQLError('Unable to identify operation', { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })]);
     // GraphQL over HTTP: a GET must not change anything.
     if (readOnly && kind === 'mutation') return refuse([new GraphQLError('Mutations cannot be sent over GET', { extensions: { code: 'BAD_REQUEST' } })]);
-    let loaders: Loaders | null = null;
     const context: GraphQLContext = {
       caller,
       services,
-      // Made on first use: a subscription's own context never needs them (each event gets fresh ones).
-      get loaders() {
-        return (loaders ??= createLoaders(caller, services));
-      },
+      // Each loader is made on first use: a subscription's own context asks for none (each event gets fresh ones).
+      loaders: new Loaders(caller, services),
       requestId: randomUUID(),
       budget: protection.responseBudget(),
     };

@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Caller } from '../../domain/caller';
 import { DomainError, isDomainError } from '../../domain/errors';
-import { createLoaders, type Loaders } from '../loaders';
+import { Loaders } from '../loaders';
 import type { LiveSource } from './live-source';
 
 /**
@@ -117,7 +117,7 @@ export class LiveGroup<E> {
           this.close();
           return;
         }
-        const loaders = createLoaders(this.source.caller, this.source.services);
+        const loaders = new Loaders(this.source.caller, this.source.services);
         const admission = await this.source.admit(item, loaders);
         if (this.closed || admission === 'skip') continue;
         if (admission !== 'deliver') {
@@ -200,7 +200,7 @@ class Member<E> implements LiveSubscription {
         if (this.done) return;
         const position = source.position(event);
         if (position <= this.after) continue;
-        const loaders = createLoaders(source.caller, source.services);
+        const loaders = new Loaders(source.caller, source.services);
         const admission = await source.admit(event, loaders);
         if (this.done) return;
         this.after = position;
