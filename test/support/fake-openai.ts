@@ -72,6 +72,8 @@ export interface FakeOpenAI {
   setDatedModels(dated: boolean): void;
   /** Forgets a stored response, as the provider does when its state expires early. */
   forget(responseId: string): void;
+  /** Delay before the first byte of the answers from now on (the bench warms up at 0, then measures at its latency). */
+  setLatency(ms: number): void;
   /** Waits until `n` requests have arrived. */
   waitForRequests(n: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -89,6 +91,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   const waiters: { n: number; resolve: () => void }[] = [];
   let open = 0;
   let dated = false;
+  let latencyMs = options.latencyMs ?? 0;
   let fallback = (body: Record<string, unknown>): FakeReply => ({
     kind: 'text',
     chunks: ['Answer to: ', lastUserText(body).slice(0, 40), ' — done.'],
@@ -121,7 +124,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     const invalid = checkChain(body);
     if (invalid) return sendError(res, 400, invalid.message, invalid.param, invalid.code);
     const reply = queue.shift() ?? fallback(body);
-    if (options.latencyMs) await new Promise((r) => setTimeout(r, options.latencyMs));
+    if (latencyMs) await new Promise((r) => setTimeout(r, latencyMs));
     await answer(body, reply, res);
   }
 
@@ -207,6 +210,9 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       dated = value;
     },
     forget: (responseId) => void stored.delete(responseId),
+    setLatency: (ms) => {
+      latencyMs = ms;
+    },
     waitForRequests: (n, timeoutMs = 10_000) =>
       requests.length >= n
         ? Promise.resolve()
