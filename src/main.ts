@@ -185,7 +185,7 @@ export async function createGateway(
     observe: liveOperationObserver(metrics, operationNames, tracing),
   });
   const sse = createGraphQLSse({ config, logger, operations });
-  const { app, apollo } = await createHttpApp({
+  const { handle, apollo } = await createHttpApp({
     config,
     logger,
     services,
@@ -204,7 +204,7 @@ export async function createGateway(
       dashboardRouter({ dir: hooks.dashboardDir ?? join(__dirname, 'web'), logger }),
     ],
   });
-  server.on('request', app);
+  server.on('request', handle);
   orchestrator.startBackgroundWork({ sweeper: hooks.sweeper ?? true });
   const websockets = attachGraphQLWebSocket({ config, logger, operations, httpServer: server });
   const pruner = new EventPruner(history, config.live.eventRetentionHours, logger);

@@ -1,8 +1,8 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
-import type { RequestHandler } from 'express';
 import { getOperationAST } from 'graphql';
 import type { OperationObserver } from '../server/live-operations';
+import { pathOf, type PlainHandler } from '../server/plain-lane';
 import type { GatewayMetrics, OperationNames } from './metrics';
 import type { Tracing } from './tracing';
 
@@ -26,11 +26,11 @@ export const routeOf = (path: string): string => ROUTES.find(([pattern]) => patt
  * request inside a server span, so the GraphQL operation (which names it) and its SQL
  * statements belong to it.
  */
-export function httpInstrumentation(metrics: GatewayMetrics, tracing: Tracing): RequestHandler {
+export function httpInstrumentation(metrics: GatewayMetrics, tracing: Tracing): PlainHandler {
   return (req, res, next) => {
     const startedAt = performance.now();
-    const method = METHODS.has(req.method) ? req.method : 'other';
-    const route = routeOf(req.path);
+    const method = req.method !== undefined && METHODS.has(req.method) ? req.method : 'other';
+    const route = routeOf(pathOf(req.url));
     const span = tracing.enabled
       ? tracing.tracer.startSpan(`${method} ${route}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'http.route': route } })
       : null;

@@ -1,8 +1,8 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { ApolloServer, HeaderMap, type ApolloServerPlugin, type ContextFunction } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
-import express, { type Express, type Request, type RequestHandler, type Response, type Router } from 'express';
+import express, { type ErrorRequestHandler, type Router } from 'express';
 import type { Config } from '../config';
 import { isDomainError } from '../domain/errors';
 import type { Protection } from '../graphql/protection';
@@ -14,7 +14,8 @@ import type { Services } from '../graphql/services';
 import type { Logger } from '../logger';
 import { authenticate } from './auth';
 import { jsonBody } from './json-body';
-import { assignRequestId, HTTP_STATUS_OF, requestIdOf } from './http-errors';
+import { assignRequestId, graphqlRequestFailed, HTTP_STATUS_OF, requestIdOf } from './http-errors';
+import { pathOf, plainLane, type PlainHandler, type PlainRequest, type PlainResponse } from './plain-lane';
 
 /** A named check /readyz runs; it throws when its dependency is not usable. */
 export type ReadinessCheck = () => Promise<void>;
@@ -35,13 +36,22 @@ export interface HttpAppDeps {
   /** Further HTTP routes (REST execute, blobs), mounted before /graphql. */
   readonly routers?: readonly Router[];
   /** Runs first on every request (metrics, traces). */
-  readonly middleware?: readonly RequestHandler[];
+  readonly middleware?: readonly PlainHandler[];
   /** Further Apollo plugins (operation metrics). */
   readonly plugins?: readonly ApolloServerPlugin<GraphQLContext>[];
 }
 
-/** Express app: GraphQL over HTTP at /graphql, health at /healthz and /readyz. */
-export async function createHttpApp(deps: HttpAppDeps): Promise<{ app: Express; apollo: ApolloServer<GraphQLContext> }> {
+/** The HTTP server's request listener and the Apollo server behind it. */
+export interface HttpApp {
+  readonly handle: (req: IncomingMessage, res: ServerResponse) => void;
+  readonly apollo: ApolloServer<GraphQLContext>;
+}
+
+/**
+ * GraphQL over HTTP at /graphql, health at /healthz and /readyz, the routers of `deps`: POST
+ * /graphql (nearly every request) through a plain lane, everything else through express.
+ */
+export async function createHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   const { config, logger, services, protection } = deps;
   const apollo = new ApolloServer<GraphQLContext>({
     schema: gatewaySchema(),
@@ -68,10 +78,10 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<{ app: Express; 
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
-  app.use(assignRequestId);
-  for (const handler of deps.middleware ?? []) app.use(handler);
+  const first = [assignRequestId, ...(deps.middleware ?? [])];
+  for (const handler of first) app.use(handler);
 
-  const graphql = [
+  const graphql: PlainHandler[] = [
     jsonBody(config.limits.bodyLimitBytes),
     graphqlOverHttp(apollo, async ({ req, res }) => {
       const requestId = requestIdOf(res);
@@ -83,9 +93,10 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<{ app: Express; 
       }
     }),
   ];
-  // POST /graphql (nearly every request) first: no other route answers it, and going past
-  // the health routes and every router's layers first cost ~1% of a list request.
-  app.post('/graphql', ...graphql);
+  const failed = graphqlRequestFailed(logger);
+  // What express still routes here (/graphql/, /GraphQL, GET): the same handlers and answers.
+  const graphqlRoute = [...graphql, ((error, req, res, _next) => failed(error, req, res)) as ErrorRequestHandler];
+  app.post('/graphql', ...graphqlRoute);
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', uptimeSeconds: Math.round(process.uptime()) });
@@ -111,9 +122,13 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<{ app: Express; 
   });
 
   for (const router of deps.routers ?? []) app.use(router);
-  app.use('/graphql', ...graphql);
+  app.use('/graphql', ...graphqlRoute);
 
-  return { app, apollo };
+  const lane = plainLane([...first, ...graphql], failed);
+  return {
+    handle: (req, res) => (req.method === 'POST' && pathOf(req.url) === '/graphql' ? lane(req, res) : app(req, res)),
+    apollo,
+  };
 }
 
 /**
@@ -124,16 +139,17 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<{ app: Express; 
  */
 function graphqlOverHttp(
   apollo: ApolloServer<GraphQLContext>,
-  context: ContextFunction<[{ req: Request; res: Response }], GraphQLContext>,
-): RequestHandler {
+  context: ContextFunction<[{ req: PlainRequest; res: PlainResponse }], GraphQLContext>,
+): PlainHandler {
   return async (req, res) => {
     const headers = new HeaderMap();
     for (const [key, value] of Object.entries(req.headers)) {
       if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
     }
-    const query = req.url.indexOf('?');
+    const url = req.url ?? '';
+    const query = url.indexOf('?');
     const answer = await apollo.executeHTTPGraphQLRequest({
-      httpGraphQLRequest: { method: req.method.toUpperCase(), headers, search: query === -1 ? '' : req.url.slice(query), body: req.body },
+      httpGraphQLRequest: { method: (req.method ?? '').toUpperCase(), headers, search: query === -1 ? '' : url.slice(query), body: req.body },
       context: () => context({ req, res }),
     });
     for (const [key, value] of answer.headers) res.setHeader(key, value);

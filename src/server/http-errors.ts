@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler } from 'express';
 import { INTERNAL_MESSAGE, isDomainError, type ErrorCode } from '../domain/errors';
 import type { Logger } from '../logger';
+import type { PlainHandler, PlainRequest, PlainResponse } from './plain-lane';
 
 /**
  * The HTTP status of every error code: what REST answers with, and GraphQL over HTTP for a
@@ -33,7 +34,7 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
  * Gives every HTTP request an id (the caller's `x-request-id` when it is a plain token, else
  * a new one), answered in `x-request-id` and logged with any error the request meets.
  */
-export const assignRequestId: RequestHandler = (req: Request, res: Response, next) => {
+export const assignRequestId: PlainHandler = (req, res, next) => {
   const given = req.headers['x-request-id'];
   const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
   res.locals.requestId = requestId;
@@ -41,7 +42,7 @@ export const assignRequestId: RequestHandler = (req: Request, res: Response, nex
   next();
 };
 
-export const requestIdOf = (res: Response): string => String(res.locals.requestId);
+export const requestIdOf = (res: Pick<PlainResponse, 'locals'>): string => String(res.locals.requestId);
 
 /** Error details REST clients receive beside errorCode (RATE_LIMITED's also becomes Retry-After). */
 const REST_DETAILS = new Set(['sessionId', 'turnId', 'field', 'retryAfterSeconds']);
@@ -55,7 +56,7 @@ interface RestError {
 
 /** The REST presenter: `{ errorCode, errorMessage }` and the status of the code; anything unexpected is masked. */
 function presentRestError(error: unknown): RestError {
-  // Express rejects a body it cannot read with these `type`s (body-parser).
+  // Express rejects a body it cannot read with these `type`s (body-parser; jsonBody keeps them).
   const parserType = (error as { type?: unknown } | null)?.type;
   if (parserType === 'entity.parse.failed') return shown(400, 'BAD_USER_INPUT', 'the request body is not valid JSON');
   if (parserType === 'entity.too.large') return shown(413, 'BAD_USER_INPUT', 'the request body is too large');
@@ -83,5 +84,28 @@ export function restErrorHandler(logger: Logger, where: string): ErrorRequestHan
     if (!expected) logger.error({ err: error, requestId: requestIdOf(res) }, `unexpected error in ${where}`);
     if (typeof body.retryAfterSeconds === 'number') res.set('Retry-After', String(body.retryAfterSeconds));
     res.status(status).json(body);
+  };
+}
+
+/**
+ * What POST /graphql answers when the request never reaches Apollo (a body it cannot read, or a
+ * fault before it): the REST presenter's status, code and message as GraphQL's `{ errors }`
+ * with the code in `extensions`, like Apollo's own answers; anything unexpected is masked and
+ * logged with the request id.
+ */
+export function graphqlRequestFailed(logger: Logger): (error: unknown, req: PlainRequest, res: PlainResponse) => void {
+  return (error, req, res) => {
+    if (res.headersSent) {
+      logger.error({ err: error, requestId: requestIdOf(res) }, 'POST /graphql failed after its answer began');
+      res.destroy();
+      return;
+    }
+    const { status, body, expected } = presentRestError(error);
+    if (!expected) logger.error({ err: error, requestId: requestIdOf(res) }, 'unexpected error in POST /graphql');
+    // The rest of a refused body is read and dropped, so the connection stays usable.
+    req.resume();
+    res.statusCode = status;
+    res.setHeader('content-type', 'application/json; charset=utf-8');
+    res.end(JSON.stringify({ errors: [{ message: body.errorMessage, extensions: { code: body.errorCode } }] }));
   };
 }

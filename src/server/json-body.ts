@@ -1,5 +1,6 @@
 import { AsyncResource } from 'node:async_hooks';
-import express, { type Request, type RequestHandler } from 'express';
+import express, { type Request, type Response } from 'express';
+import type { PlainHandler, PlainRequest } from './plain-lane';
 
 /** What nearly every client sends: JSON in UTF-8 (the default), not compressed. */
 const PLAIN_JSON = /^application\/json\s*(;\s*charset="?utf-8"?\s*)?$/i;
@@ -16,12 +17,13 @@ function bodyError(status: 400 | 413, type: 'entity.parse.failed' | 'entity.too.
  * lookup and decoder (~0.1 ms of CPU per GraphQL request). Anything else, compressed or in
  * another charset or type, goes to express.json itself.
  */
-export function jsonBody(limit: number): RequestHandler {
+export function jsonBody(limit: number): PlainHandler {
   const general = express.json({ limit });
   return (req, res, next) => {
     const type = req.headers['content-type'];
     if (req.headers['content-encoding'] !== undefined || typeof type !== 'string' || !PLAIN_JSON.test(type)) {
-      general(req, res, next);
+      // body-parser reads only what node:http gives a request; its types ask for express's.
+      general(req as Request, res as Response, next);
       return;
     }
     // No Content-Length and no Transfer-Encoding: no body at all (type-is `hasBody`), left unread as body-parser leaves it.
@@ -80,8 +82,8 @@ function parse(text: string): unknown {
   return JSON.parse(text);
 }
 
-function setBody(req: Request, body: unknown): void {
+function setBody(req: PlainRequest, body: unknown): void {
   req.body = body;
   // body-parser's mark that the body is read: a later parser on the route leaves it alone.
-  (req as Request & { _body?: boolean })._body = true;
+  (req as PlainRequest & { _body?: boolean })._body = true;
 }

@@ -196,4 +196,22 @@ describe('NODE_ENV=production', () => {
     expect(missing.status).toBe(404);
     expect(missing.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
+
+  // POST /graphql runs outside express (server/plain-lane.ts); /graphql/ still goes through it.
+  it.each(['/graphql', '/graphql/'])('answers a body POST %s cannot read with a coded GraphQL error and the request id', async (path) => {
+    const post = (body: string) =>
+      fetch(`${t.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-request-id': 'trace-43' },
+        body,
+      });
+    const broken = await post('{not json');
+    expect([broken.status, broken.headers.get('x-request-id'), broken.headers.get('content-type')]).toEqual([400, 'trace-43', 'application/json; charset=utf-8']);
+    expect(await broken.json()).toEqual({ errors: [{ message: 'the request body is not valid JSON', extensions: { code: 'BAD_USER_INPUT' } }] });
+    const huge = await post(JSON.stringify({ query: `{ me { roles } } # ${'x'.repeat(t.gateway.config.limits.bodyLimitBytes)}` }));
+    expect(huge.status).toBe(413);
+    expect(await huge.json()).toEqual({ errors: [{ message: 'the request body is too large', extensions: { code: 'BAD_USER_INPUT' } }] });
+    const fine = await post(JSON.stringify({ query: '{ me { roles } }' }));
+    expect([fine.status, fine.headers.get('x-request-id'), ((await fine.json()) as { data?: unknown }).data]).toEqual([200, 'trace-43', { me: { roles: [] } }]);
+  });
 });
