@@ -15,7 +15,7 @@ import type { Logger } from '../logger';
 import { authenticate } from './auth';
 import { jsonBody } from './json-body';
 import { assignRequestId, graphqlRequestFailed, HTTP_STATUS_OF, requestIdOf } from './http-errors';
-import { pathOf, plainLane, type PlainHandler, type PlainRequest, type PlainResponse } from './plain-lane';
+import { pathOf, plainLane, type PlainHandler, type PlainRequest, type PlainResponse, type PlainRoute, type RequestFailed } from './plain-lane';
 
 /** A named check /readyz runs; it throws when its dependency is not usable. */
 export type ReadinessCheck = () => Promise<void>;
@@ -33,8 +33,10 @@ export interface HttpAppDeps {
    */
   readonly degradable?: Readonly<Record<string, ReadinessCheck>>;
   readonly httpServer: Server;
-  /** Further HTTP routes (REST execute, blobs), mounted before /graphql. */
+  /** Further HTTP routes (metrics, event streams, blobs, the dashboard), mounted before /graphql. */
   readonly routers?: readonly Router[];
+  /** Further POST routes served like POST /graphql, outside express (REST execute). */
+  readonly plainRoutes?: readonly PlainRoute[];
   /** Runs first on every request (metrics, traces). */
   readonly middleware?: readonly PlainHandler[];
   /** Further Apollo plugins (operation metrics). */
@@ -48,8 +50,9 @@ export interface HttpApp {
 }
 
 /**
- * GraphQL over HTTP at /graphql, health at /healthz and /readyz, the routers of `deps`: POST
- * /graphql (nearly every request) through a plain lane, everything else through express.
+ * GraphQL over HTTP at /graphql, health at /healthz and /readyz, the routes of `deps`: POST
+ * /graphql (nearly every request) and the plain routes through plain lanes, everything else
+ * through express.
  */
 export async function createHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   const { config, logger, services, protection } = deps;
@@ -95,8 +98,9 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   ];
   const failed = graphqlRequestFailed(logger);
   // What express still routes here (/graphql/, /GraphQL, GET): the same handlers and answers.
-  const graphqlRoute = [...graphql, ((error, req, res, _next) => failed(error, req, res)) as ErrorRequestHandler];
-  app.post('/graphql', ...graphqlRoute);
+  const graphqlRoute = [...graphql, expressFailure(failed)];
+  const plainRoutes: readonly PlainRoute[] = [{ path: '/graphql', handlers: graphql, failed }, ...(deps.plainRoutes ?? [])];
+  for (const route of plainRoutes) app.post(route.path, ...route.handlers, expressFailure(route.failed));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', uptimeSeconds: Math.round(process.uptime()) });
@@ -124,12 +128,19 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   for (const router of deps.routers ?? []) app.use(router);
   app.use('/graphql', ...graphqlRoute);
 
-  const lane = plainLane([...first, ...graphql], failed);
+  const lanes = new Map(plainRoutes.map((route) => [route.path, plainLane([...first, ...route.handlers], route.failed)]));
   return {
-    handle: (req, res) => (req.method === 'POST' && pathOf(req.url) === '/graphql' ? lane(req, res) : app(req, res)),
+    handle: (req, res) => {
+      const lane = req.method === 'POST' ? lanes.get(pathOf(req.url)) : undefined;
+      if (lane) lane(req, res);
+      else app(req, res);
+    },
     apollo,
   };
 }
+
+/** A route's failure answer as express error middleware, for the requests express still routes there. */
+const expressFailure = (failed: RequestFailed): ErrorRequestHandler => (error, req, res, _next) => failed(error, req, res);
 
 /**
  * Apollo behind express, as @as-integrations/express5 does it, except for the answer: one

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler } from 'express';
 import { INTERNAL_MESSAGE, isDomainError, type ErrorCode } from '../domain/errors';
 import type { Logger } from '../logger';
-import type { PlainHandler, PlainRequest, PlainResponse } from './plain-lane';
+import type { PlainHandler, PlainRequest, PlainResponse, RequestFailed } from './plain-lane';
 
 /**
  * The HTTP status of every error code: what REST answers with, and GraphQL over HTTP for a
@@ -73,39 +73,48 @@ const shown = (status: number, code: ErrorCode, message: string): RestError => (
   expected: true,
 });
 
-/** The error middleware of every REST route: presents the error, and logs an unexpected one with the request id. */
+/** Answers `error` with the presenter's status, in the body `shape` gives; an unexpected one is logged with the request id. */
+function answerFailure(logger: Logger, where: string, shape: (presented: RestError) => unknown): RequestFailed {
+  return (error, req, res) => {
+    if (res.headersSent) {
+      logger.error({ err: error, requestId: requestIdOf(res) }, `${where} failed after its answer began`);
+      res.destroy();
+      return;
+    }
+    const presented = presentRestError(error);
+    if (!presented.expected) logger.error({ err: error, requestId: requestIdOf(res) }, `unexpected error in ${where}`);
+    if (typeof presented.body.retryAfterSeconds === 'number') res.setHeader('Retry-After', String(presented.body.retryAfterSeconds));
+    sendJson(req, res, presented.status, shape(presented));
+  };
+}
+
+/** A REST route's failure: `{ errorCode, errorMessage }` and the status of the code. */
+export const restRequestFailed = (logger: Logger, where: string): RequestFailed => answerFailure(logger, where, (p) => p.body);
+
+/** The error middleware of the REST routes express serves. */
 export function restErrorHandler(logger: Logger, where: string): ErrorRequestHandler {
-  return (error: unknown, _req, res, next) => {
+  const failed = restRequestFailed(logger, where);
+  return (error: unknown, req, res, next) => {
     if (res.headersSent) {
       next(error);
       return;
     }
-    const { status, body, expected } = presentRestError(error);
-    if (!expected) logger.error({ err: error, requestId: requestIdOf(res) }, `unexpected error in ${where}`);
-    if (typeof body.retryAfterSeconds === 'number') res.set('Retry-After', String(body.retryAfterSeconds));
-    res.status(status).json(body);
+    failed(error, req, res);
   };
+}
+
+/** A JSON answer without express; what is left of a refused request body is read and dropped, so the connection stays usable. */
+export function sendJson(req: PlainRequest, res: PlainResponse, status: number, body: unknown): void {
+  req.resume();
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.end(JSON.stringify(body));
 }
 
 /**
  * What POST /graphql answers when the request never reaches Apollo (a body it cannot read, or a
  * fault before it): the REST presenter's status, code and message as GraphQL's `{ errors }`
- * with the code in `extensions`, like Apollo's own answers; anything unexpected is masked and
- * logged with the request id.
+ * with the code in `extensions`, like Apollo's own answers.
  */
-export function graphqlRequestFailed(logger: Logger): (error: unknown, req: PlainRequest, res: PlainResponse) => void {
-  return (error, req, res) => {
-    if (res.headersSent) {
-      logger.error({ err: error, requestId: requestIdOf(res) }, 'POST /graphql failed after its answer began');
-      res.destroy();
-      return;
-    }
-    const { status, body, expected } = presentRestError(error);
-    if (!expected) logger.error({ err: error, requestId: requestIdOf(res) }, 'unexpected error in POST /graphql');
-    // The rest of a refused body is read and dropped, so the connection stays usable.
-    req.resume();
-    res.statusCode = status;
-    res.setHeader('content-type', 'application/json; charset=utf-8');
-    res.end(JSON.stringify({ errors: [{ message: body.errorMessage, extensions: { code: body.errorCode } }] }));
-  };
-}
+export const graphqlRequestFailed = (logger: Logger): RequestFailed =>
+  answerFailure(logger, 'POST /graphql', (p) => ({ errors: [{ message: p.body.errorMessage, extensions: { code: p.body.errorCode } }] }));

@@ -7,6 +7,16 @@ export type PlainResponse = ServerResponse & { locals: Record<string, unknown> }
 /** Middleware that needs nothing express adds to a request: it runs in express and in a plain lane alike. */
 export type PlainHandler = (req: PlainRequest, res: PlainResponse, next: (error?: unknown) => void) => void | Promise<void>;
 
+/** What a route answers when a request fails there (the socket is closed if the answer had begun). */
+export type RequestFailed = (error: unknown, req: PlainRequest, res: PlainResponse) => void;
+
+/** A POST route served by a plain lane: its handlers after the common ones, and what answers its failures. */
+export interface PlainRoute {
+  readonly path: string;
+  readonly handlers: readonly PlainHandler[];
+  readonly failed: RequestFailed;
+}
+
 /** The path of a request target, without its query string. */
 export const pathOf = (url: string | undefined): string => {
   const target = url ?? '/';
@@ -23,10 +33,7 @@ export const pathOf = (url: string | undefined): string => {
  * Apollo and our handlers misses its inline cache, and each request allocates two maps and
  * their descriptor arrays (~2.5 KB, heap snapshot of 2,000 executes in flight).
  */
-export function plainLane(
-  handlers: readonly PlainHandler[],
-  failed: (error: unknown, req: PlainRequest, res: PlainResponse) => void,
-): (req: IncomingMessage, res: ServerResponse) => void {
+export function plainLane(handlers: readonly PlainHandler[], failed: RequestFailed): (req: IncomingMessage, res: ServerResponse) => void {
   return (request, response) => {
     const req: PlainRequest = request;
     // express's own default (app.handle): a null-prototype object.

@@ -1,4 +1,3 @@
-import express, { type Request, type Response, type Router } from 'express';
 import { badInput } from '../domain/errors';
 import type { ExecuteResponse } from '../domain/execute-response';
 import { parseExecutionMs } from '../domain/tool-results';
@@ -12,8 +11,9 @@ import {
   type ToolResultFields,
 } from '../orchestrator/request-handler';
 import { authenticate } from './auth';
-import { requestIdOf, restErrorHandler } from './http-errors';
+import { requestIdOf, restRequestFailed, sendJson } from './http-errors';
 import { jsonBody } from './json-body';
+import type { PlainRoute } from './plain-lane';
 
 export interface RestExecuteDeps {
   readonly handler: RequestHandler;
@@ -28,16 +28,21 @@ export interface RestExecuteDeps {
  * object as JSON (`kind: "final" | "client_tool_continuation"`, forbidden buckets absent);
  * errors are `{ errorCode, errorMessage }` with the HTTP status of the code (http-errors.ts).
  */
-export function restExecuteRouter(deps: RestExecuteDeps): Router {
-  const router = express.Router();
-  router.post('/api/ai/agent/execute', jsonBody(deps.bodyLimitBytes), async (req: Request, res: Response) => {
-    const { caller } = authenticate(req.headers.authorization, deps.jwtSecret);
-    const input = parseExecuteBody(req.body, req.get('idempotency-key') ?? null);
-    const answer = await deps.handler.execute(caller, input, requestIdOf(res));
-    res.status(200).json(toRestAnswer(answer));
-  });
-  router.use('/api/ai/agent/execute', restErrorHandler(deps.logger, 'POST /api/ai/agent/execute'));
-  return router;
+export function restExecuteRoute(deps: RestExecuteDeps): PlainRoute {
+  return {
+    path: '/api/ai/agent/execute',
+    handlers: [
+      jsonBody(deps.bodyLimitBytes),
+      async (req, res) => {
+        const { caller } = authenticate(req.headers.authorization, deps.jwtSecret);
+        const idempotencyKey = req.headers['idempotency-key'];
+        const input = parseExecuteBody(req.body, typeof idempotencyKey === 'string' ? idempotencyKey : null);
+        const answer = await deps.handler.execute(caller, input, requestIdOf(res));
+        sendJson(req, res, 200, toRestAnswer(answer));
+      },
+    ],
+    failed: restRequestFailed(deps.logger, 'POST /api/ai/agent/execute'),
+  };
 }
 
 /** AGN-033 as JSON: only the buckets the kind allows, and only when present. */

@@ -185,13 +185,16 @@ describe('NODE_ENV=production', () => {
   });
 
   it('answers every REST error with the request id, the caller\'s own when it sends a plain one', async () => {
-    const refused = await fetch(`${t.url}/api/ai/agent/execute`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-request-id': 'trace-42' },
-      body: '{not json',
-    });
-    expect([refused.status, refused.headers.get('x-request-id')]).toEqual([400, 'trace-42']);
-    expect(await refused.json()).toEqual({ errorCode: 'BAD_USER_INPUT', errorMessage: 'the request body is not valid JSON' });
+    // POST /api/ai/agent/execute runs outside express (server/plain-lane.ts); the trailing slash still goes through it.
+    for (const path of ['/api/ai/agent/execute', '/api/ai/agent/execute/']) {
+      const refused = await fetch(`${t.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-request-id': 'trace-42' },
+        body: '{not json',
+      });
+      expect([refused.status, refused.headers.get('x-request-id')]).toEqual([400, 'trace-42']);
+      expect(await refused.json()).toEqual({ errorCode: 'BAD_USER_INPUT', errorMessage: 'the request body is not valid JSON' });
+    }
     const missing = await fetch(`${t.url}/blobs/sessions/s-1/turns/t-1/answer.md`, { headers: { authorization: `Bearer ${token}`, 'x-request-id': 'bad id!' } });
     expect(missing.status).toBe(404);
     expect(missing.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
