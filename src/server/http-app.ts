@@ -2,7 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { ApolloServer, HeaderMap, type ApolloServerPlugin, type ContextFunction } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
-import express, { type ErrorRequestHandler, type Router } from 'express';
+import express, { type Router } from 'express';
 import type { Config } from '../config';
 import { isDomainError } from '../domain/errors';
 import type { Protection } from '../graphql/protection';
@@ -15,7 +15,7 @@ import type { Logger } from '../logger';
 import { authenticate } from './auth';
 import { jsonBody } from './json-body';
 import { assignRequestId, graphqlRequestFailed, HTTP_STATUS_OF, requestIdOf } from './http-errors';
-import { pathOf, plainLane, type PlainHandler, type PlainRequest, type PlainResponse, type PlainRoute, type RequestFailed } from './plain-lane';
+import { expressFailure, pathOf, plainLane, type PlainHandler, type PlainRequest, type PlainResponse, type PlainRoute } from './plain-lane';
 
 /** A named check /readyz runs; it throws when its dependency is not usable. */
 export type ReadinessCheck = () => Promise<void>;
@@ -96,11 +96,11 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
       }
     }),
   ];
-  const failed = graphqlRequestFailed(logger);
-  // What express still routes here (/graphql/, /GraphQL, GET): the same handlers and answers.
-  const graphqlRoute = [...graphql, expressFailure(failed)];
-  const plainRoutes: readonly PlainRoute[] = [{ path: '/graphql', handlers: graphql, failed }, ...(deps.plainRoutes ?? [])];
-  for (const route of plainRoutes) app.post(route.path, ...route.handlers, expressFailure(route.failed));
+  // What express still routes to a plain route (/graphql/, /GraphQL, GET /graphql): the same handlers and answers.
+  const expressRoute = (route: PlainRoute) => [...route.handlers, expressFailure(route.failed)];
+  const graphqlRoute: PlainRoute = { path: '/graphql', handlers: graphql, failed: graphqlRequestFailed(logger) };
+  const plainRoutes = [graphqlRoute, ...(deps.plainRoutes ?? [])];
+  for (const route of plainRoutes) app.post(route.path, ...expressRoute(route));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', uptimeSeconds: Math.round(process.uptime()) });
@@ -126,7 +126,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   });
 
   for (const router of deps.routers ?? []) app.use(router);
-  app.use('/graphql', ...graphqlRoute);
+  app.use('/graphql', ...expressRoute(graphqlRoute));
 
   const lanes = new Map(plainRoutes.map((route) => [route.path, plainLane([...first, ...route.handlers], route.failed)]));
   return {
@@ -138,9 +138,6 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
     apollo,
   };
 }
-
-/** A route's failure answer as express error middleware, for the requests express still routes there. */
-const expressFailure = (failed: RequestFailed): ErrorRequestHandler => (error, req, res, _next) => failed(error, req, res);
 
 /**
  * Apollo behind express, as @as-integrations/express5 does it, except for the answer: one

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler } from 'express';
 import { INTERNAL_MESSAGE, isDomainError, type ErrorCode } from '../domain/errors';
 import type { Logger } from '../logger';
-import type { PlainHandler, PlainRequest, PlainResponse, RequestFailed } from './plain-lane';
+import { expressFailure, type PlainHandler, type PlainRequest, type PlainResponse, type RequestFailed } from './plain-lane';
 
 /**
  * The HTTP status of every error code: what REST answers with, and GraphQL over HTTP for a
@@ -92,16 +92,7 @@ function answerFailure(logger: Logger, where: string, shape: (presented: RestErr
 export const restRequestFailed = (logger: Logger, where: string): RequestFailed => answerFailure(logger, where, (p) => p.body);
 
 /** The error middleware of the REST routes express serves. */
-export function restErrorHandler(logger: Logger, where: string): ErrorRequestHandler {
-  const failed = restRequestFailed(logger, where);
-  return (error: unknown, req, res, next) => {
-    if (res.headersSent) {
-      next(error);
-      return;
-    }
-    failed(error, req, res);
-  };
-}
+export const restErrorHandler = (logger: Logger, where: string): ErrorRequestHandler => expressFailure(restRequestFailed(logger, where));
 
 /** A JSON answer without express; what is left of a refused request body is read and dropped, so the connection stays usable. */
 export function sendJson(req: PlainRequest, res: PlainResponse, status: number, body: unknown): void {

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ErrorRequestHandler } from 'express';
 
 /** A request as node:http made it, with the body a body reader sets. */
 export type PlainRequest = IncomingMessage & { body?: unknown };
@@ -9,6 +10,12 @@ export type PlainHandler = (req: PlainRequest, res: PlainResponse, next: (error?
 
 /** What a route answers when a request fails there (the socket is closed if the answer had begun). */
 export type RequestFailed = (error: unknown, req: PlainRequest, res: PlainResponse) => void;
+
+/** `failed` as express error middleware, for the requests express routes (other spellings, other methods). */
+export const expressFailure =
+  (failed: RequestFailed): ErrorRequestHandler =>
+  (error, req, res, _next) =>
+    failed(error, req, res);
 
 /** A POST route served by a plain lane: its handlers after the common ones, and what answers its failures. */
 export interface PlainRoute {
