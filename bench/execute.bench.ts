@@ -29,6 +29,9 @@ import { fmt, sampleLoad, summarise, type LoadResult, type LoadSample } from './
  *   BENCH_ONLY=mysql (or sqlite) …  # one database only
  *   BENCH_WARMUP_SECONDS=5 …        # load on each target before its first measured round and its first burst
  *   BENCH_EXECUTE_VIA=rest …        # the gateway through its REST route (same handler, no GraphQL layer)
+ *   BENCH_CONCURRENCY=8 BENCH_SECONDS=6 BENCH_ROUNDS=3 …   # part 1: clients, seconds split into rounds
+ *   BENCH_IN_FLIGHT=500,2000 …      # part 2's bursts in order; 2000,2000 measures a repeat burst too
+ *   BENCH_PROVIDER_LATENCY_MS=2000 … # how long the provider takes to answer in part 2
  */
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
