@@ -100,7 +100,9 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   const expressRoute = (route: PlainRoute) => [...route.handlers, expressFailure(route.failed)];
   const graphqlRoute: PlainRoute = { path: '/graphql', handlers: graphql, failed: graphqlRequestFailed(logger) };
   const plainRoutes = [graphqlRoute, ...(deps.plainRoutes ?? [])];
-  for (const route of plainRoutes) app.post(route.path, ...expressRoute(route));
+  const graphqlInExpress = expressRoute(graphqlRoute);
+  app.post(graphqlRoute.path, ...graphqlInExpress);
+  for (const route of deps.plainRoutes ?? []) app.post(route.path, ...expressRoute(route));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', uptimeSeconds: Math.round(process.uptime()) });
@@ -126,7 +128,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   });
 
   for (const router of deps.routers ?? []) app.use(router);
-  app.use('/graphql', ...expressRoute(graphqlRoute));
+  app.use('/graphql', ...graphqlInExpress);
 
   const lanes = new Map(plainRoutes.map((route) => [route.path, plainLane([...first, ...route.handlers], route.failed)]));
   return {
