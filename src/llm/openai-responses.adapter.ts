@@ -1,8 +1,8 @@
-import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
+import OpenAI, { APIConnectionError, APIError } from 'openai';
+import type { ResponseCreateParamsStreaming, ResponseInputItem } from 'openai/resources/responses/responses';
 import { LlmError, type LanguageModel, type LlmCallOptions, type LlmInputItem, type LlmRequest, type LlmResponse } from './llm.port';
-import { ProviderConnectionError, ProviderHttpError, ProviderTimeout, SseJsonClient, type HeaderLookup } from './responses-client';
 import { ResponsesStreamCollector, clip } from './responses-stream';
-import { decideRetry, sleep, type RetryBounds } from './retry-policy';
+import { askedRetryDelayMs, isRetriedStatus, retryBoundFetch, type RetryBounds } from './retry-bounds';
 
 export interface OpenAIResponsesOptions {
   readonly apiKey: string;
@@ -11,43 +11,35 @@ export interface OpenAIResponsesOptions {
   /** The OpenAI-Organization and OpenAI-Project headers, when set. */
   readonly organization?: string | null;
   readonly project?: string | null;
-  /** Deadline of one provider call, stream included (LLM_TIMEOUT_MS). */
+  /** Deadline of one provider call, its retries and its stream included (LLM_TIMEOUT_MS). */
   readonly timeoutMs: number;
   readonly retry: RetryBounds;
   /** Told of every attempt made again after a retryable failure (metrics). */
   readonly onRetry?: () => void;
 }
 
-/** A failure of one attempt, with what the retry decision needs. */
-class AttemptFailure extends Error {
-  constructor(
-    readonly error: LlmError,
-    readonly retryable: boolean,
-    readonly headers: HeaderLookup | null,
-  ) {
-    super(error.message);
-  }
-}
-
-const OPENAI_API = 'https://api.openai.com/v1';
-
 /**
- * The OpenAI Responses API, streamed (POST /responses with stream: true, read as server-sent
- * events by responses-client.ts). The gateway retries 429/5xx itself, only before any answer
- * text went out, and only as long as the provider's retry-after fits LLM_RETRY_MAX_DELAY_MS.
+ * The OpenAI Responses API through the openai SDK, streamed. The SDK retries 408/409/429/5xx
+ * and connection failures, only before a response began (so never once answer text went out),
+ * honouring retry-after; retry-bounds.ts refuses the asks longer than LLM_RETRY_MAX_DELAY_MS.
  */
 export class OpenAIResponsesAdapter implements LanguageModel {
-  private readonly client: SseJsonClient;
+  private readonly client: OpenAI;
 
   constructor(private readonly options: OpenAIResponsesOptions) {
-    const { organization, project } = options;
-    this.client = new SseJsonClient({
-      baseURL: options.baseURL ?? OPENAI_API,
-      headers: {
-        authorization: `Bearer ${options.apiKey}`,
-        ...(organization ? { 'openai-organization': organization } : {}),
-        ...(project ? { 'openai-project': project } : {}),
-      },
+    this.client = new OpenAI({
+      apiKey: options.apiKey,
+      ...(options.baseURL ? { baseURL: options.baseURL } : {}),
+      // Given explicitly (null when unset): config.ts is the one reader of the environment.
+      organization: options.organization ?? null,
+      project: options.project ?? null,
+      maxRetries: options.retry.maxRetries,
+      // The SDK's timeout ends only the wait for response headers, and is retried. The adapter's
+      // own deadline (respond) covers retries and stream; set earlier, at the same length, it
+      // fires first, so a timeout is final. The SDK's is given so its 10-minute default never
+      // cuts a longer LLM_TIMEOUT_MS short.
+      timeout: options.timeoutMs,
+      fetch: retryBoundFetch(options.retry.maxDelayMs, options.onRetry),
     });
   }
 
@@ -56,6 +48,39 @@ export class OpenAIResponsesAdapter implements LanguageModel {
   }
 
   payloadOf(request: LlmRequest): Record<string, unknown> {
+    return { ...this.bodyOf(request) };
+  }
+
+  async respond(request: LlmRequest, options: LlmCallOptions): Promise<LlmResponse> {
+    // One signal per call: the SDK leaves a listener on the signal it is given, and a timer
+    // shares it to end the whole call (the SDK's timeout stops once the headers arrived).
+    const call = new AbortController();
+    let ended: 'timeout' | 'aborted' | null = null;
+    const end = (why: 'timeout' | 'aborted') => {
+      ended ??= why;
+      call.abort();
+    };
+    const timer = setTimeout(() => end('timeout'), this.options.timeoutMs);
+    const onAbort = () => end('aborted');
+    if (options.signal.aborted) onAbort();
+    else options.signal.addEventListener('abort', onAbort, { once: true });
+    const collector = new ResponsesStreamCollector(options.onTextDelta);
+    let failure: unknown = null;
+    try {
+      const stream = await untilAborted(this.client.responses.create(this.bodyOf(request), { signal: call.signal }), call.signal);
+      // On abort the SDK ends the iteration quietly (and closes the connection): `ended` says why.
+      for await (const event of stream) collector.accept(event);
+      if (!ended) return collector.result();
+    } catch (e) {
+      failure = e;
+    } finally {
+      clearTimeout(timer);
+      options.signal.removeEventListener('abort', onAbort);
+    }
+    throw this.failureOf(failure, ended, collector);
+  }
+
+  private bodyOf(request: LlmRequest): ResponseCreateParamsStreaming {
     return {
       model: request.model,
       ...(request.instructions ? { instructions: request.instructions } : {}),
@@ -64,10 +89,10 @@ export class OpenAIResponsesAdapter implements LanguageModel {
       ...(request.tools.length > 0
         ? {
             tools: request.tools.map((tool) => ({
-              type: 'function',
+              type: 'function' as const,
               name: tool.name,
               ...(tool.description ? { description: tool.description } : {}),
-              parameters: JSON.parse(tool.parametersJson) as unknown,
+              parameters: JSON.parse(tool.parametersJson) as Record<string, unknown>,
               strict: false,
             })),
           }
@@ -79,91 +104,77 @@ export class OpenAIResponsesAdapter implements LanguageModel {
     };
   }
 
-  async respond(request: LlmRequest, options: LlmCallOptions): Promise<LlmResponse> {
-    const payload = JSON.stringify(this.payloadOf(request));
-    for (let attempt = 0; ; attempt++) {
-      let streamed = false;
-      const onTextDelta = (text: string) => {
-        streamed = true;
-        options.onTextDelta(text);
-      };
-      try {
-        return await this.attempt(payload, options.signal, onTextDelta);
-      } catch (e) {
-        if (!(e instanceof AttemptFailure)) throw e;
-        const failure = e;
-        // Text already reached subscribers: a retry would stream a second, different answer.
-        if (!failure.retryable || streamed) throw failure.error;
-        const decision = decideRetry(attempt, failure.headers, this.options.retry);
-        if (!decision.retry) throw new LlmError('failed', `${failure.error.message}; ${decision.reason}`, failure.error.provider);
-        this.options.onRetry?.();
-        try {
-          await sleep(decision.delayMs, options.signal);
-        } catch {
-          throw new LlmError('aborted', 'the model call was aborted');
-        }
-      }
+  private failureOf(e: unknown, ended: 'timeout' | 'aborted' | null, collector: ResponsesStreamCollector): LlmError {
+    if (ended === 'timeout') return new LlmError('timeout', `the model did not finish answering within ${this.options.timeoutMs} ms`);
+    if (ended === 'aborted') return new LlmError('aborted', 'the model call was aborted');
+    if (e instanceof LlmError) return e;
+    if (e instanceof APIConnectionError) {
+      return new LlmError('failed', `could not reach the model provider; no recovery after ${this.options.retry.maxRetries} retries`);
     }
+    if (e instanceof APIError) {
+      // An error object in the stream carries no status: the provider failed mid-answer.
+      if (e.status === undefined) return collector.streamError(providerMessageOf(e) || 'no reason given', e.error);
+      return this.httpFailure(e.status, e);
+    }
+    // The body broke off (the SDK rethrows the socket's error) or was not server-sent events.
+    return new LlmError('failed', 'the connection to the model provider broke while streaming');
   }
 
-  private async attempt(payload: string, signal: AbortSignal, onTextDelta: (text: string) => void): Promise<LlmResponse> {
-    const collector = new ResponsesStreamCollector(onTextDelta);
-    try {
-      await this.client.stream('responses', payload, { signal, timeoutMs: this.options.timeoutMs }, (data) => collector.accept(eventOf(data)));
-      return collector.result();
-    } catch (e) {
-      throw this.classify(e, signal.aborted);
+  private httpFailure(status: number, e: APIError): LlmError {
+    const said = providerMessageOf(e);
+    if (status === 429 || status >= 500) {
+      const what = status === 429 ? 'the model provider is rate limiting requests (HTTP 429)' : `the model provider failed (HTTP ${status})`;
+      return new LlmError('failed', `${what}; ${this.whyNotRetried(e.headers)}`);
     }
-  }
-
-  private classify(e: unknown, aborted: boolean): AttemptFailure {
-    const final = (error: LlmError) => new AttemptFailure(error, false, null);
-    if (aborted) return final(new LlmError('aborted', 'the model call was aborted'));
-    if (e instanceof ProviderTimeout) return final(new LlmError('timeout', `the model did not finish answering within ${this.options.timeoutMs} ms`));
-    if (e instanceof LlmError) return final(e);
-    if (e instanceof ProviderConnectionError) {
-      // Before an answer began a retry is safe; a stream that broke mid-answer is not retried.
-      return new AttemptFailure(new LlmError('failed', e.message), e.phase === 'connect', null);
-    }
-    if (e instanceof ProviderHttpError) return this.classifyHttp(e);
-    return final(new LlmError('failed', 'the model call failed unexpectedly'));
-  }
-
-  private classifyHttp(e: ProviderHttpError): AttemptFailure {
-    const { status, headers } = e;
-    const said = e.providerMessage;
-    if (status === 429) {
-      return new AttemptFailure(new LlmError('failed', 'the model provider is rate limiting requests (HTTP 429)'), true, headers);
-    }
-    if (status >= 500) {
-      return new AttemptFailure(new LlmError('failed', `the model provider failed (HTTP ${status})`), true, headers);
-    }
-    const final = (error: LlmError) => new AttemptFailure(error, false, headers);
     if (e.code === 'previous_response_not_found' || /previous response/i.test(said)) {
-      return final(new LlmError('chain_lost', `the model provider no longer knows the previous response (HTTP ${status})`));
+      return new LlmError('chain_lost', `the model provider no longer knows the previous response (HTTP ${status})`);
     }
     if (status === 401 || status === 403) {
       // The provider's text may quote part of the key: never pass it on.
-      return final(new LlmError('failed', `the model provider refused the gateway's credentials (HTTP ${status}); check OPENAI_API_KEY`));
+      return new LlmError('failed', `the model provider refused the gateway's credentials (HTTP ${status}); check OPENAI_API_KEY`);
     }
-    return final(new LlmError('failed', `the model provider rejected the request (HTTP ${status}): ${clip(said || 'no reason given')}`));
+    const retried = isRetriedStatus(status) ? `; ${this.whyNotRetried(e.headers)}` : '';
+    return new LlmError('failed', `the model provider rejected the request (HTTP ${status}): ${clip(said || 'no reason given')}${retried}`);
+  }
+
+  /** Why the SDK stopped retrying a status it retries. */
+  private whyNotRetried(headers: Headers | undefined): string {
+    const asked = headers ? askedRetryDelayMs(headers) : null;
+    if (asked !== null && asked > this.options.retry.maxDelayMs) {
+      return `the provider asked to wait ${Math.ceil(asked / 1000)} s, longer than the gateway waits`;
+    }
+    return `no recovery after ${this.options.retry.maxRetries} retries`;
   }
 }
 
 /**
- * One streamed event. An event that carries an `error` object instead of a type (the API
- * reports some failures so) becomes the collector's error event.
+ * Settles with `work`, or rejects as soon as `signal` aborts: the SDK sleeps between retries
+ * on a timer no signal cuts short, and a cancelled turn must not wait it out.
  */
-function eventOf(data: unknown): ResponseStreamEvent {
-  const event = data as { type?: unknown; error?: { message?: unknown } | null };
-  if (event && typeof event.type !== 'string' && event.error) {
-    const message = typeof event.error.message === 'string' ? event.error.message : 'no reason given';
-    return { type: 'error', code: null, message, param: null, sequence_number: 0 };
-  }
-  return data as ResponseStreamEvent;
+function untilAborted<T>(work: PromiseLike<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Error('the model call was aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
-function inputItemOf(item: LlmInputItem): Record<string, unknown> {
+/** What the provider's error body said (`{"error": {"message"}}`), without the SDK's status prefix. */
+function providerMessageOf(e: APIError): string {
+  const message = (e.error as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' ? message : '';
+}
+
+function inputItemOf(item: LlmInputItem): ResponseInputItem {
   switch (item.type) {
     case 'message':
       return { type: 'message', role: item.role, content: item.text };

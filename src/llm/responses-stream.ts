@@ -16,10 +16,6 @@ export class ResponsesStreamCollector {
 
   constructor(private readonly onTextDelta: (text: string) => void) {}
 
-  get streamedText(): boolean {
-    return this.text.length > 0;
-  }
-
   accept(event: ResponseStreamEvent): void {
     switch (event.type) {
       case 'response.created':
@@ -51,13 +47,15 @@ export class ResponsesStreamCollector {
           { responseId: event.response.id, raw: event.response, usage: usageOf(event.response), model: event.response.model },
         );
       case 'error':
-        throw new LlmError('failed', `the model provider reported an error while streaming: ${clip(event.message)}`, {
-          responseId: this.responseId,
-          raw: event,
-        });
+        throw this.streamError(event.message, event);
       default:
         return;
     }
+  }
+
+  /** The provider reported an error in the stream (an `error` event, or an event carrying an error object). */
+  streamError(message: string, raw: unknown): LlmError {
+    return new LlmError('failed', `the model provider reported an error while streaming: ${clip(message)}`, { responseId: this.responseId, raw });
   }
 
   result(): LlmResponse {

@@ -1,3 +1,5 @@
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { LlmError, type LlmRequest } from '../../src/llm/llm.port';
 import { OpenAIResponsesAdapter } from '../../src/llm/openai-responses.adapter';
 import { OfflineLanguageModel } from '../../src/llm/offline.adapter';
@@ -12,12 +14,13 @@ beforeEach(() => {
   fake.requests.length = 0;
 });
 
-const adapter = (overrides: { timeoutMs?: number; maxRetries?: number; maxDelayMs?: number } = {}) =>
+const adapter = (overrides: { timeoutMs?: number; maxRetries?: number; maxDelayMs?: number; onRetry?: () => void; baseURL?: string } = {}) =>
   new OpenAIResponsesAdapter({
     apiKey: 'sk-test',
-    baseURL: fake.url,
+    baseURL: overrides.baseURL ?? fake.url,
     timeoutMs: overrides.timeoutMs ?? 5000,
     retry: { maxRetries: overrides.maxRetries ?? 2, maxDelayMs: overrides.maxDelayMs ?? 5000 },
+    onRetry: overrides.onRetry,
   });
 
 const request = (extra: Partial<LlmRequest> = {}): LlmRequest => ({
@@ -66,6 +69,7 @@ describe('OpenAI Responses adapter against a local Responses API', () => {
     });
     expect(body).not.toHaveProperty('previous_response_id');
     expect(body).not.toHaveProperty('tools');
+    expect(fake.requests[0]?.headers).toMatchObject({ authorization: 'Bearer sk-test', 'content-type': 'application/json' });
   });
 
   it('sends the organization and project headers only when configured (OPENAI_ORG_ID, OPENAI_PROJECT_ID)', async () => {
@@ -115,33 +119,70 @@ describe('OpenAI Responses adapter against a local Responses API', () => {
     });
   });
 
-  it('retries a 429 after the provider retry-after, then answers', async () => {
+  it('retries a 429 after the provider retry-after, then answers, counting the retry', async () => {
     fake.enqueue({ kind: 'http_error', status: 429, headers: { 'retry-after': '1' }, message: 'Rate limit reached' }, { kind: 'text', chunks: ['late but fine'] });
+    let retries = 0;
     const started = Date.now();
-    const response = await call(adapter()).result;
+    const response = await call(adapter({ onRetry: () => retries++ })).result;
     expect(response.text).toBe('late but fine');
     expect(fake.requests).toHaveLength(2);
+    expect(retries).toBe(1);
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
   });
 
   it('does not retry when the provider asks to wait longer than the gateway allows', async () => {
     fake.enqueue({ kind: 'http_error', status: 429, headers: { 'retry-after': '120' } });
-    const error = await failureOf(call(adapter({ maxDelayMs: 2000 })).result);
+    let retries = 0;
+    const started = Date.now();
+    const error = await failureOf(call(adapter({ maxDelayMs: 2000, onRetry: () => retries++ })).result);
     expect(error.kind).toBe('failed');
     expect(error.message).toBe('the model provider is rate limiting requests (HTTP 429); the provider asked to wait 120 s, longer than the gateway waits');
+    expect(fake.requests).toHaveLength(1);
+    expect(retries).toBe(0);
+    expect(Date.now() - started).toBeLessThan(1000);
+
+    fake.requests.length = 0;
+    fake.enqueue({ kind: 'http_error', status: 503, headers: { 'retry-after-ms': '2500' } });
+    expect((await failureOf(call(adapter({ maxDelayMs: 2000 })).result)).message).toBe(
+      'the model provider failed (HTTP 503); the provider asked to wait 3 s, longer than the gateway waits',
+    );
     expect(fake.requests).toHaveLength(1);
   });
 
   it('retries 5xx with backoff and gives up after LLM_MAX_RETRIES', async () => {
     fake.enqueue({ kind: 'http_error', status: 500 }, { kind: 'http_error', status: 503, headers: { 'retry-after-ms': '10' } }, { kind: 'text', chunks: ['recovered'] });
-    expect((await call(adapter()).result).text).toBe('recovered');
+    let retries = 0;
+    const started = Date.now();
+    expect((await call(adapter({ onRetry: () => retries++ })).result).text).toBe('recovered');
     expect(fake.requests).toHaveLength(3);
+    expect(retries).toBe(2);
+    // Without a hint the first retry backs off 500 ms, less up to a quarter of jitter.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(370);
 
     fake.requests.length = 0;
     fake.enqueue({ kind: 'http_error', status: 502 }, { kind: 'http_error', status: 502 });
     const error = await failureOf(call(adapter({ maxRetries: 1 })).result);
     expect(error.message).toBe('the model provider failed (HTTP 502); no recovery after 1 retries');
     expect(fake.requests).toHaveLength(2);
+  });
+
+  it('retries a provider it cannot reach, then says so', async () => {
+    let retries = 0;
+    const unreachable = adapter({ baseURL: 'http://127.0.0.1:1/v1', maxRetries: 1, maxDelayMs: 1000, onRetry: () => retries++ });
+    const error = await failureOf(call(unreachable).result);
+    expect(error.kind).toBe('failed');
+    expect(error.message).toBe('could not reach the model provider; no recovery after 1 retries');
+    expect(retries).toBe(1);
+  });
+
+  it('does not retry a stream that broke mid-answer (the text already went out)', async () => {
+    fake.enqueue({ kind: 'broken', chunks: ['half an ', 'answer'] });
+    const { deltas, result } = call(adapter());
+    const error = await failureOf(result);
+    expect(error.kind).toBe('failed');
+    expect(error.message).toBe('the connection to the model provider broke while streaming');
+    expect(deltas.join('')).toBe('half an answer');
+    expect(fake.requests).toHaveLength(1);
   });
 
   it('times out a provider that never answers and closes the connection', async () => {
@@ -172,6 +213,32 @@ describe('OpenAI Responses adapter against a local Responses API', () => {
     await waitFor(() => fake.requests[0]?.closedByClient === true);
   });
 
+  it('stops at once when the caller aborts while waiting to retry', async () => {
+    fake.enqueue({ kind: 'http_error', status: 429, headers: { 'retry-after': '1' } });
+    const controller = new AbortController();
+    const { result } = call(adapter(), request(), controller.signal);
+    await fake.waitForRequests(1);
+    const aborted = Date.now();
+    controller.abort();
+    expect((await failureOf(result)).kind).toBe('aborted');
+    expect(Date.now() - aborted).toBeLessThan(200);
+    // Past the retry-after, no second attempt went out.
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it('counts the retry waits in the deadline of the call', async () => {
+    fake.enqueue({ kind: 'http_error', status: 429, headers: { 'retry-after': '1' } });
+    const started = Date.now();
+    const error = await failureOf(call(adapter({ timeoutMs: 400 })).result);
+    expect(error.kind).toBe('timeout');
+    expect(error.message).toBe('the model did not finish answering within 400 ms');
+    expect(Date.now() - started).toBeLessThan(900);
+    // Past the retry-after, no second attempt went out.
+    await new Promise((r) => setTimeout(r, 800));
+    expect(fake.requests).toHaveLength(1);
+  });
+
   it.each([
     ['an error event mid-stream', { kind: 'stream_error' as const, chunks: ['so far'], message: 'The server had an error while processing your request.' }, 'the model provider reported an error while streaming: The server had an error while processing your request.'],
     ['a failed response', { kind: 'failed' as const, message: 'model overloaded' }, 'the model provider failed the response: model overloaded'],
@@ -189,6 +256,58 @@ describe('OpenAI Responses adapter against a local Responses API', () => {
     fake.forget(first.responseId);
     const error = await failureOf(call(adapter(), request({ previousResponseId: first.responseId })).result);
     expect(error.kind).toBe('chain_lost');
+    expect(error.message).toBe('the model provider no longer knows the previous response (HTTP 400)');
+    expect(fake.requests).toHaveLength(2);
+  });
+});
+
+describe('OpenAI Responses adapter: what arrives on the wire', () => {
+  let server: Server;
+  let url: string;
+  let reply: (res: ServerResponse) => void = (res) => res.end();
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => reply(res));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  const response = { id: 'resp_wire', object: 'response', model: 'gpt-4.1-mini', output: [], usage: null };
+  const event = (data: Record<string, unknown>, end = '\n') => `event: ${String(data.type)}${end}data: ${JSON.stringify(data)}${end}${end}`;
+
+  it('reads events split anywhere, CRLF lines, comments and multi-byte text included', async () => {
+    reply = (res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const wire =
+        event({ type: 'response.created', response: { ...response, status: 'in_progress' } }, '\r\n') +
+        ': keep-alive\n\n' +
+        event({ type: 'response.output_text.delta', delta: 'h\u00e9llo ' }, '\r\n') +
+        event({ type: 'response.output_text.delta', delta: 'w\u00f6rld' }) +
+        event({ type: 'response.completed', response });
+      const bytes = Buffer.from(wire, 'utf8');
+      // One byte at a time: a multi-byte character and every line end are split across chunks.
+      let i = 0;
+      const next = () => (i < bytes.length ? res.write(bytes.subarray(i, ++i), () => setImmediate(next)) : res.end());
+      next();
+    };
+    const { deltas, result } = call(adapter({ baseURL: url, timeoutMs: 20_000 }));
+    expect((await result).text).toBe('h\u00e9llo w\u00f6rld');
+    expect(deltas).toEqual(['h\u00e9llo ', 'w\u00f6rld']);
+  });
+
+  it('reports an error object streamed in place of an event', async () => {
+    reply = (res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(`data: ${JSON.stringify({ error: { message: 'The server had an error.', type: 'server_error' } })}\n\n`);
+    };
+    const error = await failureOf(call(adapter({ baseURL: url })).result);
+    expect(error.message).toBe('the model provider reported an error while streaming: The server had an error.');
   });
 });
 

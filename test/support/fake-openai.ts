@@ -39,6 +39,8 @@ export type FakeReply =
   | { readonly kind: 'hang' }
   /** Streams these pieces, then stalls without completing. */
   | { readonly kind: 'stall'; readonly chunks: readonly string[] }
+  /** Streams these pieces, then the connection breaks (the socket is destroyed mid-answer). */
+  | { readonly kind: 'broken'; readonly chunks: readonly string[] }
   /** Streams these pieces, then an `error` event. */
   | { readonly kind: 'stream_error'; readonly chunks: readonly string[]; readonly message: string }
   /** A `response.failed` event, with the usage the provider reports for it when given. */
@@ -180,6 +182,10 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       await streamItem(emit, item, index, script, res);
     }
     if (reply.kind === 'stall') return;
+    if (reply.kind === 'broken') {
+      res.write('', () => res.socket?.destroy());
+      return;
+    }
     if (reply.kind === 'stream_error') {
       emit({ type: 'error', code: 'server_error', message: reply.message, param: null });
       res.end();

@@ -6,7 +6,7 @@ import { canonicalJson, inputFingerprint, parseIdempotencyKey } from '../../src/
 import { addUsage, DEFAULT_MODEL_PRICING, parsePricing, priceOf, usageOf } from '../../src/domain/pricing';
 import { matchToolResults, toolOutputText } from '../../src/domain/tool-results';
 import type { ChunkRef } from '../../src/domain/turn';
-import { decideRetry } from '../../src/llm/retry-policy';
+import { askedRetryDelayMs } from '../../src/llm/retry-bounds';
 
 const noHistory = { sentInChain: new Map<string, string>(), knownSizes: new Map<string, number>() };
 const file = (path: string, content: string | null, extra: { contentHash?: string; isTouched?: boolean } = {}) => ({
@@ -259,18 +259,17 @@ describe('idempotency fingerprints', () => {
 
 describe('provider retry policy', () => {
   const headers = (h: Record<string, string>) => new Headers(h);
-  const bounds = { maxRetries: 2, maxDelayMs: 10_000 };
-  it('honours retry-after in seconds, milliseconds or as a date, within bounds', () => {
-    expect(decideRetry(0, headers({ 'retry-after': '3' }), bounds)).toEqual({ retry: true, delayMs: 3000 });
-    expect(decideRetry(0, headers({ 'retry-after-ms': '250', 'retry-after': '9' }), bounds)).toEqual({ retry: true, delayMs: 250 });
+  it('reads the wait a provider asks for in seconds, milliseconds or as a date, as the SDK does', () => {
+    expect(askedRetryDelayMs(headers({ 'retry-after': '3' }))).toBe(3000);
+    expect(askedRetryDelayMs(headers({ 'retry-after': '0.5' }))).toBe(500);
+    expect(askedRetryDelayMs(headers({ 'retry-after-ms': '250', 'retry-after': '9' }))).toBe(250);
     const now = Date.parse('2026-01-01T00:00:00Z');
-    expect(decideRetry(0, headers({ 'retry-after': 'Thu, 01 Jan 2026 00:00:04 GMT' }), bounds, now)).toEqual({ retry: true, delayMs: 4000 });
+    expect(askedRetryDelayMs(headers({ 'retry-after': 'Thu, 01 Jan 2026 00:00:04 GMT' }), now)).toBe(4000);
+    expect(askedRetryDelayMs(headers({ 'retry-after': 'Wed, 31 Dec 2025 23:59:00 GMT' }), now)).toBe(0);
   });
 
-  it('refuses to wait beyond the bound and stops after the last retry', () => {
-    expect(decideRetry(0, headers({ 'retry-after': '60' }), bounds)).toMatchObject({ retry: false });
-    expect(decideRetry(2, null, bounds)).toEqual({ retry: false, reason: 'no recovery after 2 retries' });
-    const backoff = decideRetry(1, null, bounds);
-    expect(backoff.retry && backoff.delayMs).toBeGreaterThanOrEqual(750);
+  it('finds no ask when the provider makes none it can read', () => {
+    expect(askedRetryDelayMs(headers({}))).toBeNull();
+    expect(askedRetryDelayMs(headers({ 'retry-after': 'soon' }))).toBeNull();
   });
 });
