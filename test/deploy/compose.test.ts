@@ -36,9 +36,17 @@ const RULES = {
   'top-level-properties-order': 0,
 } as const;
 
+/** What dclint reports: its declarations do not resolve under this project's module resolution, so its results arrive untyped. */
+interface LintMessage {
+  readonly rule: string;
+  readonly type: 'error' | 'warning';
+  readonly message: string;
+}
+
 function lint(path: string): { errors: string[] } {
   const [result] = new DCLinter({ rules: RULES, quiet: true, debug: false, exclude: [] }).lintFiles([path], false);
-  return { errors: (result?.messages ?? []).filter((m) => m.type === 'error').map((m) => `${m.rule}: ${m.message}`) };
+  const messages: readonly LintMessage[] = result?.messages ?? [];
+  return { errors: messages.filter((m) => m.type === 'error').map((m) => `${m.rule}: ${m.message}`) };
 }
 
 const COMPOSE = join(projectRoot, 'docker-compose.yml');
