@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm test`: type-check, check the layer rules, find out which real services are reachable, then run jest.
-// Without MySQL, Redis or Chromium the suites that need them are skipped and listed; with
+// Without MySQL, Redis, Chromium, HAProxy or kubectl the suites that need them are skipped and listed; with
 // CI=true a missing service fails the run before any test starts.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -14,6 +14,8 @@ const env = { ...process.env };
 env.TEST_MYSQL_URL ??= 'mysql://root@127.0.0.1:3306/test';
 env.TEST_REDIS_URL ??= 'redis://127.0.0.1:6379';
 env.TEST_CHROMIUM_PATH ??= '/usr/bin/chromium';
+env.TEST_HAPROXY_PATH ??= '/usr/sbin/haproxy';
+env.TEST_KUBECTL_PATH ??= 'kubectl';
 
 /** Null when reachable; `socket` is the server's Unix socket when it is on this machine (null otherwise). */
 async function probeMysql(url) {
@@ -52,6 +54,13 @@ function probeChromium(path) {
   return result.status === 0 && /chrom/i.test(result.stdout) ? null : `--version failed: ${(result.stderr || result.stdout).trim()}`;
 }
 
+/** A command-line tool the deployment suites run: null when `args` makes it print `pattern`. */
+function probeTool(path, args, pattern, install) {
+  const result = spawnSync(path, args, { encoding: 'utf8', timeout: 15_000 });
+  if (result.error) return result.error.code === 'ENOENT' ? `not installed (${install})` : result.error.message;
+  return result.status === 0 && pattern.test(result.stdout + result.stderr) ? null : `${args.join(' ')} failed: ${(result.stderr || result.stdout).trim()}`;
+}
+
 const problems = [];
 const { error: mysqlError, socket: mysqlSocket } = await probeMysql(env.TEST_MYSQL_URL);
 env.GATEWAY_TEST_MYSQL_OK = mysqlError ? '0' : '1';
@@ -64,6 +73,13 @@ if (redisError) problems.push(`Redis at ${env.TEST_REDIS_URL}: ${redisError}`);
 const browserError = probeChromium(env.TEST_CHROMIUM_PATH);
 env.GATEWAY_TEST_BROWSER_OK = browserError ? '0' : '1';
 if (browserError) problems.push(`Chromium at ${env.TEST_CHROMIUM_PATH}: ${browserError}`);
+const haproxyError = probeTool(env.TEST_HAPROXY_PATH, ['-v'], /HAProxy version/, 'apt-get install haproxy');
+env.GATEWAY_TEST_HAPROXY_OK = haproxyError ? '0' : '1';
+if (haproxyError) problems.push(`HAProxy at ${env.TEST_HAPROXY_PATH}: ${haproxyError}`);
+// Renders the Kustomize base offline (`kubectl kustomize`); no cluster is contacted.
+const kubectlError = probeTool(env.TEST_KUBECTL_PATH, ['version', '--client'], /Client Version/, 'kubectl with its built-in kustomize');
+env.GATEWAY_TEST_KUBECTL_OK = kubectlError ? '0' : '1';
+if (kubectlError) problems.push(`kubectl at ${env.TEST_KUBECTL_PATH}: ${kubectlError}`);
 
 /** The suites that declare they need a service, found by their describeWith* blocks. */
 function suitesNeeding(helper) {
@@ -88,10 +104,12 @@ const skipped = [
   ...(mysqlSocket ? [] : suitesNeeding('describeWithMysqlSocket')),
   ...(redisError ? suitesNeeding('describeWithRedis') : []),
   ...(browserError ? suitesNeeding('describeWithBrowser') : []),
+  ...(haproxyError ? suitesNeeding('describeWithHaproxy') : []),
+  ...(kubectlError ? suitesNeeding('describeWithKubectl') : []),
 ];
 const banner = problems.length
   ? `Missing services:\n  - ${problems.join('\n  - ')}\nThese suites are SKIPPED:\n  - ${skipped.join('\n  - ') || '(none)'}`
-  : `Using MySQL at ${env.TEST_MYSQL_URL}, Redis at ${env.TEST_REDIS_URL} and Chromium at ${env.TEST_CHROMIUM_PATH}.`;
+  : `Using MySQL at ${env.TEST_MYSQL_URL}, Redis at ${env.TEST_REDIS_URL}, Chromium at ${env.TEST_CHROMIUM_PATH}, HAProxy at ${env.TEST_HAPROXY_PATH} and kubectl at ${env.TEST_KUBECTL_PATH}.`;
 console.log(banner);
 if (problems.length && ci) {
   console.error('CI=true: every service must be reachable; failing instead of skipping.');

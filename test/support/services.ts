@@ -10,6 +10,11 @@ export const redisUrl: string | null = process.env.GATEWAY_TEST_REDIS_OK === '1'
 /** Chromium for the browser suites (Debian's package: `apt-get install chromium`). */
 export const chromiumPath: string | null =
   process.env.GATEWAY_TEST_BROWSER_OK === '1' ? (process.env.TEST_CHROMIUM_PATH ?? '/usr/bin/chromium') : null;
+/** Debian's haproxy, for the proxy configuration in deploy/haproxy (`apt-get install haproxy`). */
+export const haproxyPath: string | null =
+  process.env.GATEWAY_TEST_HAPROXY_OK === '1' ? (process.env.TEST_HAPROXY_PATH ?? '/usr/sbin/haproxy') : null;
+/** kubectl, whose built-in kustomize renders deploy/kubernetes offline. */
+export const kubectlPath: string | null = process.env.GATEWAY_TEST_KUBECTL_OK === '1' ? (process.env.TEST_KUBECTL_PATH ?? 'kubectl') : null;
 
 const ci = /^(1|true)$/i.test(process.env.CI ?? '');
 
@@ -42,3 +47,9 @@ export const describeWithRedis = (title: string, body: () => void): void =>
 
 export const describeWithBrowser = (title: string, body: () => void): void =>
   describeWith('Chromium at TEST_CHROMIUM_PATH', chromiumPath, title, body);
+
+export const describeWithHaproxy = (title: string, body: () => void): void =>
+  describeWith('HAProxy at TEST_HAPROXY_PATH', haproxyPath, title, body);
+
+export const describeWithKubectl = (title: string, body: () => void): void =>
+  describeWith('kubectl at TEST_KUBECTL_PATH', kubectlPath, title, body);
