@@ -28,10 +28,12 @@ describe('MAX_CLIENT_TOOL_ROUNDS over GraphQL', () => {
 
     const client = wsClient(h.url, h.tokenOf(alice));
     try {
+      // From the latest event on, so the change cannot slip past a subscription still starting.
+      const latest = (await h.gql<{ latestEventId: string }>(h.tokenOf(alice), '{ latestEventId }')).body.data!.latestEventId;
       const feed = subscribe<{ turnStatusChanged: { status: string; turn: { errors: string[] } } }>(
         client,
-        'subscription($s: ID!) { turnStatusChanged(sessionId: $s) { status turn { errors } } }',
-        { s: sessionId },
+        'subscription($s: ID!, $after: ID) { turnStatusChanged(sessionId: $s, afterEventId: $after) { status turn { errors } } }',
+        { s: sessionId, after: latest },
       );
       const pending = (await h.gql<Pending>(h.tokenOf(alice), PENDING_CALLS, { s: sessionId, t: turnId })).body.data!.agentSessionTurn.pendingToolCalls;
       const accepted = await h.executeAsync(alice, {
@@ -40,7 +42,7 @@ describe('MAX_CLIENT_TOOL_ROUNDS over GraphQL', () => {
         toolResults: pending.map((c) => ({ toolCallId: c.toolCallId, executionMs: 3, errorMessage: 'no such file' })),
       });
       expect(accepted.body.data?.executeAsync).toMatchObject({ sessionId, turnId });
-      const [event] = await feed.waitFor(1);
+      const [event] = await feed.waitFor(1, 20_000);
       expect(event?.data?.turnStatusChanged).toEqual({ status: 'FAILED', turn: { errors: [expect.stringContaining('MAX_CLIENT_TOOL_ROUNDS (1)')] } });
     } finally {
       await client.dispose();
