@@ -121,6 +121,7 @@ export interface ExecuteConfig {
   readonly idempotencyRetentionSeconds: number;
   readonly modelPricing: PricingTable;
   readonly maxServerToolRounds: number;
+  readonly maxClientToolRounds: number;
 }
 
 /** S3_BUCKET set selects S3; unset keeps blobs under DATA_DIR/blobs. */
@@ -242,6 +243,7 @@ export function loadConfig(env: Env = process.env): Config {
       idempotencyRetentionSeconds: int(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, 60, 30 * 24 * 3600),
       modelPricing: pricing(env.MODEL_PRICING),
       maxServerToolRounds: int(env, 'MAX_SERVER_TOOL_ROUNDS', 8, 0, 64),
+      maxClientToolRounds: int(env, 'MAX_CLIENT_TOOL_ROUNDS', 32, 1, 1000),
     },
     blobs: {
       s3Bucket: env.S3_BUCKET?.trim() || null,

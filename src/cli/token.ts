@@ -2,7 +2,10 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
 import { issueToken } from '../server/auth';
 
-/** `npm run token -- --user u1 --org acme [--admin]`: prints a bearer token for local use. */
+/**
+ * `npm run token -- --user u1 --org acme [--admin]`: prints a bearer token for local use,
+ * and nothing else on stdout: no dashboard link carries it (see src/web/token.ts).
+ */
 const { values } = parseArgs({
   options: {
     user: { type: 'string' },
@@ -26,6 +29,10 @@ if (!Number.isInteger(ttl) || ttl <= 0) {
 }
 const roles = [...(values.role ?? []), ...(values.admin ? ['admin'] : [])];
 const config = loadConfig();
+// Only the token goes to stdout (for TOKEN=$(npm run --silent token ...)); a person at a terminal also learns where to paste it.
+if (process.stderr.isTTY) {
+  console.error(`Paste this token into the sign-in form at http://localhost:${config.port}/dashboard (never put it in an address: browsers keep addresses in their history).`);
+}
 console.log(
   issueToken(
     {

@@ -1,3 +1,6 @@
+import { badInput } from './errors';
+import { requireId } from './ids';
+
 /**
  * Blob keys are scoped org / session / turn, so one org's objects can never be addressed
  * through another's. Turns store gateway URLs (`/blobs/...`) without the org: the blob
@@ -54,4 +57,25 @@ export function resolveBlobPath(orgId: string, path: string): { sessionId: strin
     return { sessionId, key: fileBlobKey(orgId, sessionId, rest[0] as string) };
   }
   return null;
+}
+
+/**
+ * The ids of a `/blobs/...` path as the route receives it (percent-encoded): a segment that
+ * is not percent-encoded UTF-8 (an encoded lone surrogate is not), or a session or turn id
+ * that breaks the id rule, is BAD_USER_INPUT. Whatever else names no blob is resolveBlobPath's
+ * null (404).
+ */
+export function assertBlobPathIds(path: string): void {
+  const parts = path.replace(/^\/+/, '').split('/');
+  parts.forEach((raw, i) => {
+    let segment: string;
+    try {
+      segment = decodeURIComponent(raw);
+    } catch {
+      throw badInput('a blob URL segment is not percent-encoded UTF-8', { field: 'path' });
+    }
+    if (parts[0] !== 'sessions') return;
+    if (i === 1) requireId('sessionId', segment);
+    if (i === 3 && parts[2] === 'turns') requireId('turnId', segment);
+  });
 }

@@ -27,6 +27,8 @@ export const ERROR_CODES = [
   'RESPONSE_TOO_LARGE',
   /** A per-user or per-org budget (executes per minute, turns in flight) is spent; details carry retryAfterSeconds. */
   'RATE_LIMITED',
+  /** A turn asked the client for tools more than MAX_CLIENT_TOOL_ROUNDS times: it failed; details carry the limit. */
+  'TOO_MANY_TOOL_ROUNDS',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -1,4 +1,5 @@
 import { badInput } from './errors';
+import { requireWellFormed } from './validation';
 
 export const MAX_RETRIEVAL_PATH_PREFIXES = 20;
 const MAX_PREFIX_LENGTH = 1024;
@@ -19,6 +20,7 @@ export function parseRetrievalPathPrefixes(raw: readonly string[] | null | undef
     if (value.length > MAX_PREFIX_LENGTH || value.includes('\0')) {
       throw badInput(`a retrieval path prefix must be at most ${MAX_PREFIX_LENGTH} characters`, { field: 'retrievalPathPrefixes' });
     }
+    requireWellFormed('retrievalPathPrefixes', value);
     const segments = value.trim().replace(/\\/g, '/').split('/').filter((s) => s !== '' && s !== '.');
     if (segments.length === 0) throw badInput('a retrieval path prefix must name a path', { field: 'retrievalPathPrefixes' });
     if (segments.includes('..')) throw badInput('a retrieval path prefix must not contain ".."', { field: 'retrievalPathPrefixes' });

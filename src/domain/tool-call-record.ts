@@ -29,6 +29,11 @@ export interface ToolCallRecord {
   readonly executionMs: number | null;
   readonly status: ToolCallStatus;
   /**
+   * A client call: which of the turn's client-tool rounds asked for it (1 for the turn's
+   * first pause). Calls recorded before rounds were numbered have none and count as round 1.
+   */
+  readonly clientRound?: number;
+  /**
    * A server tool's output not yet sent to the model, because the same response also asked
    * the client for tools: it goes with the client's results. Never leaves the gateway.
    */
@@ -36,4 +41,4 @@ export interface ToolCallRecord {
 }
 
 /** A tool call as published live while the turn runs (turnOutput items of kind TOOL_CALL). */
-export type ToolCallEvent = Omit<ToolCallRecord, 'pendingOutput'>;
+export type ToolCallEvent = Omit<ToolCallRecord, 'pendingOutput' | 'clientRound'>;

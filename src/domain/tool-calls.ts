@@ -1,8 +1,9 @@
+import { DomainError } from './errors';
 import { summarize } from './text';
 import { MAX_RECORDED_ARGUMENTS, type ToolCallEvent, type ToolCallOrigin, type ToolCallRecord } from './tool-call-record';
 import type { ToolCall, ToolResult } from './turn';
 
-export function startedCall(call: ToolCall, origin: ToolCallOrigin): ToolCallRecord {
+export function startedCall(call: ToolCall, origin: ToolCallOrigin, clientRound?: number): ToolCallRecord {
   return {
     id: call.toolCallId,
     name: call.name,
@@ -11,7 +12,39 @@ export function startedCall(call: ToolCall, origin: ToolCallOrigin): ToolCallRec
     resultSummary: null,
     executionMs: null,
     status: origin === 'SERVER' ? 'RUNNING' : 'WAITING_FOR_CLIENT',
+    ...(origin === 'CLIENT' && clientRound !== undefined ? { clientRound } : {}),
   };
+}
+
+/** How many times the turn has asked the client for tools (every pause for client tools is one round). */
+export function clientToolRounds(records: readonly ToolCallRecord[]): number {
+  let rounds = 0;
+  for (const r of records) if (r.origin === 'CLIENT') rounds = Math.max(rounds, r.clientRound ?? 1);
+  return rounds;
+}
+
+/**
+ * MAX_CLIENT_TOOL_ROUNDS (issue 36): a turn whose model asks the client for tools once more
+ * than the cap fails instead of pausing again, so one turn cannot run provider rounds (and
+ * spend tokens) without end. `responseId` is the provider response that asked.
+ */
+export class ClientToolRoundsExceeded extends DomainError {
+  constructor(
+    readonly limit: number,
+    readonly responseId: string | null,
+  ) {
+    super(
+      'TOO_MANY_TOOL_ROUNDS',
+      `the model asked the client for tools more than MAX_CLIENT_TOOL_ROUNDS (${limit}) times in one turn, so the turn failed; send a new instruction to go on`,
+      { limit },
+    );
+    this.name = 'ClientToolRoundsExceeded';
+  }
+}
+
+/** Refuses a pause for client tools beyond the cap: `records` hold the turn's calls, the ones asked for now included. */
+export function assertClientToolRounds(records: readonly ToolCallRecord[], limit: number, responseId: string | null): void {
+  if (clientToolRounds(records) > limit) throw new ClientToolRoundsExceeded(limit, responseId);
 }
 
 /** The call once its result is known (from a server tool or from the client). */
@@ -45,6 +78,6 @@ export function closeOpenCalls(records: readonly ToolCallRecord[]): ToolCallReco
 
 /** What subscribers see of a record. */
 export function toolCallEvent(record: ToolCallRecord): ToolCallEvent {
-  const { pendingOutput: _internal, ...event } = record;
+  const { pendingOutput: _internal, clientRound: _counted, ...event } = record;
   return event;
 }

@@ -1,4 +1,5 @@
 import { badInput } from './errors';
+import { MAX_ID_LENGTH } from './ids';
 
 /** Field limits shared by the session rules and the context directory. */
 export const LIMITS = {
@@ -6,7 +7,7 @@ export const LIMITS = {
   key: 100,
   category: 100,
   description: 4000,
-  id: 64,
+  id: MAX_ID_LENGTH,
   shortText: 200,
   search: 200,
   systemPrompt: 100_000,
@@ -24,7 +25,20 @@ export function optionalText(field: string, value: string | null | undefined, ma
   return checkLength(field, value, max);
 }
 
+/**
+ * Text the gateway stores must be well-formed Unicode: MariaDB and SQLite keep UTF-8, where
+ * an unpaired surrogate has no form, so it would be stored as U+FFFD without a word and
+ * read back as something the client never sent. It is refused instead.
+ */
+export function requireWellFormed(field: string, value: string): string {
+  if (!value.isWellFormed()) throw badInput(`${field} must be well-formed Unicode (it contains an unpaired surrogate)`, { field });
+  return value;
+}
+
+export const optionalWellFormed = (field: string, value: string | null | undefined): string | null =>
+  value === null || value === undefined ? null : requireWellFormed(field, value);
+
 function checkLength(field: string, value: string, max: number): string {
   if (value.length > max) throw badInput(`${field} must be at most ${max} characters`, { field });
-  return value;
+  return requireWellFormed(field, value);
 }

@@ -1,6 +1,7 @@
 import { unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { DomainError, ERROR_CODES, INTERNAL_MESSAGE } from '../domain/errors';
+import { RefusedIdError } from './scalars/id.scalar';
 
 /** Codes GraphQL servers themselves produce for bad requests; safe to pass through. */
 const PROTOCOL_CODES = new Set([
@@ -45,6 +46,14 @@ export function isExpectedError(error: unknown): boolean {
 export const withoutSuggestions = (message: string): string => message.replace(/\s*Did you mean [^?]*\?/g, '').trim();
 
 /**
+ * An id the ID scalar refused is bad user input wherever graphql-js met it: Apollo reports
+ * one written into the document as a validation failure, with the scalar's error as the cause.
+ */
+function refusedInputCode(error: unknown): 'BAD_USER_INPUT' | null {
+  return error instanceof GraphQLError && error.originalError instanceof RefusedIdError ? 'BAD_USER_INPUT' : null;
+}
+
+/**
  * The GraphQL presenter, for HTTP and WebSocket alike (protection.ts hands it to both):
  * domain errors get their code, internals never leave the process.
  */
@@ -60,7 +69,7 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
   }
   if (isExpectedError(error)) {
     const { stacktrace: _drop, ...extensions } = formatted.extensions ?? {};
-    return { ...formatted, extensions: { ...extensions, code: extensions.code ?? 'GRAPHQL_VALIDATION_FAILED' } };
+    return { ...formatted, extensions: { ...extensions, code: refusedInputCode(original) ?? extensions.code ?? 'GRAPHQL_VALIDATION_FAILED' } };
   }
   return {
     message: INTERNAL_MESSAGE,

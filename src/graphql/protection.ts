@@ -1,7 +1,7 @@
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import { MaxTokensParserWLexer } from '@escape.tech/graphql-armor-max-tokens';
 import type { ApolloServerPlugin } from '@apollo/server';
-import { GraphQLError, type DocumentNode, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { GraphQLError, type DocumentNode, type GraphQLFormattedError, type GraphQLSchema, type ParseOptions, type ValidationRule } from 'graphql';
 import type { AbuseLimits } from '../config';
 import type { GraphQLContext } from './context';
 import { costVariables, costVerdict, type CostVerdict } from './cost';
@@ -17,6 +17,12 @@ export interface Protection {
   readonly validationRules: ValidationRule[];
   /** Parses a document under the token limit. */
   readonly parse: (source: string) => DocumentNode;
+  /**
+   * The same token limit for Apollo's own parse, so a document it cannot parse is a 400
+   * GRAPHQL_PARSE_FAILED: armor's Apollo plugin parsed in a hook, where any syntax error
+   * became a 500.
+   */
+  readonly parseOptions: ParseOptions;
   /** The cost model's verdict once the variables are known; null when the operation may run. */
   readonly checkCost: (
     document: DocumentNode,
@@ -30,15 +36,16 @@ export interface Protection {
 }
 
 /**
- * graphql-armor's depth, alias, directive and token limits, the cost model (cost.ts) in
- * place of armor's cost limit, which read only literal page sizes, and the response budget.
+ * graphql-armor's depth, alias, directive and token limits (Apollo's parse counts tokens
+ * itself, `parseOptions`), the cost model (cost.ts) in place of armor's cost limit, which
+ * read only literal page sizes, and the response budget.
  */
 export function createProtection(limits: AbuseLimits, production: boolean, schema: GraphQLSchema): Protection {
   const armor = new ApolloArmor({
     maxDepth: { n: limits.maxDepth, exposeLimits: true },
     maxAliases: { n: limits.maxAliases, exposeLimits: true },
     maxDirectives: { n: limits.maxDirectives, exposeLimits: true },
-    maxTokens: { n: limits.maxTokens, exposeLimits: true },
+    maxTokens: { enabled: false },
     costLimit: { enabled: false },
     // Replaced by `formatError` below, which also hides the enum-value and inline-fragment hints armor misses.
     blockFieldSuggestion: { enabled: false },
@@ -51,6 +58,7 @@ export function createProtection(limits: AbuseLimits, production: boolean, schem
     plugins: [...(plugins as ApolloServerPlugin<GraphQLContext>[]), costAndBudgetPlugin(check)],
     validationRules,
     parse: (source) => new MaxTokensParserWLexer(source, { n: limits.maxTokens, exposeLimits: true }).parseDocument(),
+    parseOptions: { maxTokens: limits.maxTokens },
     checkCost: check,
     responseBudget: () => new ResponseBudget(limits.maxResponseItems),
     // Suggestions help while developing; in production they would map the schema for an attacker.

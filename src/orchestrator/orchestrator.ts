@@ -56,6 +56,7 @@ export class Orchestrator {
       inFlight: this.inFlight,
       pricing: config.modelPricing,
       toolResultTimeoutSeconds: config.toolResultTimeoutSeconds,
+      maxClientToolRounds: config.maxClientToolRounds,
     });
     this.sweeper = new LeaseSweeper({
       ...deps,

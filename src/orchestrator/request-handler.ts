@@ -6,7 +6,8 @@ import { inputFingerprint, parseIdempotencyKey } from '../domain/idempotency';
 import { parseRetrievalPathPrefixes } from '../domain/retrieval-scope';
 import type { ToolResultSubmission } from '../domain/tool-results';
 import type { TurnRecord } from '../domain/turn';
-import { LIMITS, optionalText, requireText } from '../domain/validation';
+import { optionalId, requireId } from '../domain/ids';
+import { LIMITS, optionalText, optionalWellFormed, requireText, requireWellFormed } from '../domain/validation';
 import type { ExecuteBudget } from '../budgets/execute-budget.port';
 import type { Logger } from '../logger.port';
 import type { IdempotentCalls } from './idempotent-calls';
@@ -126,8 +127,8 @@ export class RequestHandler {
       const request: OrchestratorRequest = {
         kind: 'rerun',
         caller,
-        sessionId: requireText('sessionId', sessionId, LIMITS.id),
-        turnId: requireText('turnId', turnId, LIMITS.id),
+        sessionId: requireId('sessionId', sessionId),
+        turnId: requireId('turnId', turnId),
         instruction: instruction == null ? null : requireText('instruction', instruction, LIMITS.instruction),
         activeFiles: activeFiles == null ? null : activeFiles.map(activeFileOf),
         retrievalPathPrefixes: retrievalPathPrefixes === undefined ? undefined : parseRetrievalPathPrefixes(retrievalPathPrefixes),
@@ -163,8 +164,8 @@ export class RequestHandler {
 export function toOrchestratorRequest(caller: Caller, input: ExecuteInputFields): OrchestratorRequest {
   const profile = CLIENT_PROFILES[input.clientKind ?? 'BROWSER'];
   if (!profile) throw badInput('clientKind must be BROWSER, CLI or THICK_CLIENT', { field: 'clientKind' });
-  const sessionId = optionalText('sessionId', input.sessionId, LIMITS.id);
-  const turnId = optionalText('turnId', input.turnId, LIMITS.id);
+  const sessionId = optionalId('sessionId', input.sessionId);
+  const turnId = optionalId('turnId', input.turnId);
   if (input.toolResults !== null && input.toolResults !== undefined) {
     if (!sessionId || !turnId) {
       throw badInput('toolResults need the sessionId and turnId of the turn that asked for them', { field: 'turnId' });
@@ -181,8 +182,8 @@ export function toOrchestratorRequest(caller: Caller, input: ExecuteInputFields)
     kind: 'instruction',
     caller,
     sessionId,
-    agentContextId: requireText('agentContextId', input.agentContextId, LIMITS.id),
-    conversationContextId: optionalText('conversationContextId', input.conversationContextId, LIMITS.id),
+    agentContextId: requireId('agentContextId', input.agentContextId),
+    conversationContextId: optionalId('conversationContextId', input.conversationContextId),
     instruction: requireText('instruction', instruction, LIMITS.instruction),
     mode,
     workspaceId: optionalText('workspaceId', input.workspaceId, LIMITS.shortText),
@@ -196,18 +197,18 @@ export function toOrchestratorRequest(caller: Caller, input: ExecuteInputFields)
 }
 
 const activeFileOf = (f: ActiveFileFields): ActiveFileSubmission => ({
-  path: normalisePath(f.path),
-  content: f.content ?? null,
-  contentHash: f.contentHash ?? null,
+  path: normalisePath(requireWellFormed('activeFiles.path', f.path)),
+  content: optionalWellFormed('activeFiles.content', f.content),
+  contentHash: optionalWellFormed('activeFiles.contentHash', f.contentHash),
   isTouched: f.isTouched ?? true,
   sizeBytes: f.sizeBytes ?? null,
 });
 
 const toolResultOf = (r: ToolResultFields): ToolResultSubmission => ({
-  toolCallId: requireText('toolResults.toolCallId', r.toolCallId, 200),
+  toolCallId: requireId('toolResults.toolCallId', r.toolCallId),
   executionMs: r.executionMs,
-  resultJson: r.resultJson ?? null,
-  errorMessage: r.errorMessage ?? null,
+  resultJson: optionalWellFormed('toolResults.resultJson', r.resultJson),
+  errorMessage: optionalWellFormed('toolResults.errorMessage', r.errorMessage),
 });
 
 /** The same input, as idempotency compares it: the canonical request without the caller (the key is per caller). */

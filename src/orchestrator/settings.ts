@@ -10,4 +10,6 @@ export interface PipelineSettings {
   readonly modelPricing: PricingTable;
   /** MAX_SERVER_TOOL_ROUNDS: provider rounds per run whose server tool calls the gateway runs. */
   readonly maxServerToolRounds: number;
+  /** MAX_CLIENT_TOOL_ROUNDS: how many times one turn may pause for client tools; asking once more fails it. */
+  readonly maxClientToolRounds: number;
 }

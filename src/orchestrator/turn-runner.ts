@@ -2,12 +2,12 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { BlobStore } from '../blobs/blob-store.port';
 import { TURN_BLOBS } from '../domain/blob-keys';
 import type { Caller } from '../domain/caller';
-import { DomainError, isDomainError, isUnavailable, type ErrorCode } from '../domain/errors';
+import { DomainError, isDomainError, isUnavailable, type ErrorCode, type ErrorDetails } from '../domain/errors';
 import { finalResponse, toolContinuation, type ExecuteResponse } from '../domain/execute-response';
 import type { FileRef } from '../domain/file-ref';
 import type { PricingTable } from '../domain/pricing';
 import type { ToolCallRecord } from '../domain/tool-call-record';
-import { toolCallEvent } from '../domain/tool-calls';
+import { assertClientToolRounds, ClientToolRoundsExceeded, toolCallEvent } from '../domain/tool-calls';
 import type { TurnFailure } from '../domain/turn';
 import type { TurnUsage } from '../domain/usage';
 import type { TurnOutputSink, TurnRef } from '../events/turn-output.port';
@@ -57,6 +57,7 @@ export interface TurnRunnerDeps {
   readonly inFlight: InFlightTurns;
   readonly pricing: PricingTable;
   readonly toolResultTimeoutSeconds: number;
+  readonly maxClientToolRounds: number;
   readonly logger: Logger;
   readonly now: () => Date;
 }
@@ -172,6 +173,7 @@ export class TurnRunner {
         responseId: result.responseId,
       });
     }
+    assertClientToolRounds(tally.records, this.deps.maxClientToolRounds, result.responseId);
     const receivedAt = this.deps.now();
     const { usage, ...work } = tally.work();
     await this.settle(run, flight, () =>
@@ -217,6 +219,11 @@ export class TurnRunner {
         openAIResponsePayloadUrl: responseUrl,
       });
     }
+    if (e instanceof ClientToolRoundsExceeded) {
+      // The turn keeps the usage of every round it ran (the tally holds them) and the calls it was refused (ABANDONED).
+      const payloads = { openAIResponseId: e.responseId, openAIRequestPayloadUrl: tally.requestUrl, openAIResponsePayloadUrl: tally.responseUrl };
+      return this.fail(run, flight, tally, e.code, e.message, payloads, { limit: e.limit });
+    }
     if (isUnavailable(e, 'blob store')) {
       return this.fail(run, flight, tally, 'SERVICE_UNAVAILABLE', 'the blob store is unavailable, so the turn could not be stored');
     }
@@ -232,6 +239,7 @@ export class TurnRunner {
     code: ErrorCode,
     message: string,
     payloads: Omit<TurnFailure, 'errors'> = {},
+    details: ErrorDetails = {},
   ): Promise<DomainError> {
     const failure: TurnFailure = { ...tally.work(), warnings: tally.warnings, ...payloads, errors: [message] };
     try {
@@ -239,7 +247,7 @@ export class TurnRunner {
     } catch (e) {
       if (!flight.settling) this.deps.logger.warn({ err: e, turnId: run.turnId }, 'could not record the turn failure; its lease will expire');
     }
-    return new DomainError(code, message, this.idsOf(run));
+    return new DomainError(code, message, { ...this.idsOf(run), ...details });
   }
 
   /**

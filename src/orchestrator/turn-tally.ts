@@ -72,8 +72,8 @@ export class TurnTally {
     this.open = null;
   }
 
-  callStarted(call: ToolCall, origin: ToolCallRecord['origin']): ToolCallRecord {
-    const record = startedCall(call, origin);
+  callStarted(call: ToolCall, origin: ToolCallRecord['origin'], clientRound?: number): ToolCallRecord {
+    const record = startedCall(call, origin, clientRound);
     this.records.push(record);
     return record;
   }

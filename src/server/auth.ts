@@ -2,6 +2,7 @@ import { createSecretKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { Caller } from '../domain/caller';
 import { DomainError } from '../domain/errors';
+import { idProblem, MAX_ID_LENGTH } from '../domain/ids';
 
 export interface Authenticated {
   readonly caller: Caller;
@@ -10,7 +11,6 @@ export interface Authenticated {
 }
 
 const unauthenticated = (message: string) => new DomainError('UNAUTHENTICATED', message);
-const MAX_ID = 64;
 const MAX_NAME = 200;
 
 /** Parses an `Authorization: Bearer <jwt>` value (HS256 only) into the caller it names. */
@@ -75,8 +75,8 @@ function claimsToCaller(claims: jwt.JwtPayload): Caller {
   const userId = id(claims.sub, 'sub');
   const orgId = id(claims.org, 'org');
   const roles = claims.roles ?? [];
-  if (!Array.isArray(roles) || !roles.every((r): r is string => typeof r === 'string' && r.length <= MAX_ID)) {
-    throw unauthenticated('token claim "roles" must be an array of strings');
+  if (!Array.isArray(roles) || !roles.every((r): r is string => typeof r === 'string' && r.length <= MAX_ID_LENGTH && r.isWellFormed())) {
+    throw unauthenticated(`token claim "roles" must be an array of well-formed strings of at most ${MAX_ID_LENGTH} characters`);
   }
   // Frozen: one verified token's caller serves every request that sends it.
   return Object.freeze({
@@ -93,17 +93,19 @@ function requireExp(claims: jwt.JwtPayload): number {
   return claims.exp;
 }
 
+/** `sub` and `org` follow the id rule (domain/ids.ts): an ill-formed one could alias another user or org in the database. */
 function id(value: unknown, claim: string): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ID) {
-    throw unauthenticated(`token claim "${claim}" must be a non-empty string of at most ${MAX_ID} characters`);
-  }
+  if (typeof value !== 'string') throw unauthenticated(`token claim "${claim}" must be a string`);
+  const problem = idProblem(value);
+  if (problem) throw unauthenticated(`token claim "${claim}" ${problem}`);
   return value;
 }
 
+/** Names are stored with the user's turns and sessions, so they must be well-formed too. */
 function name(value: unknown, fallback: string, claim: string): string {
   if (value === undefined) return fallback;
-  if (typeof value !== 'string' || value.length > MAX_NAME) {
-    throw unauthenticated(`token claim "${claim}" must be a string of at most ${MAX_NAME} characters`);
+  if (typeof value !== 'string' || value.length > MAX_NAME || !value.isWellFormed()) {
+    throw unauthenticated(`token claim "${claim}" must be well-formed text of at most ${MAX_NAME} characters`);
   }
   return value || fallback;
 }

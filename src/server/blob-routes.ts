@@ -1,7 +1,7 @@
 import { pipeline } from 'node:stream/promises';
 import express, { type Request, type Response, type Router } from 'express';
 import type { BlobStore } from '../blobs/blob-store.port';
-import { resolveBlobPath } from '../domain/blob-keys';
+import { assertBlobPathIds, resolveBlobPath } from '../domain/blob-keys';
 import { notFound } from '../domain/errors';
 import type { Logger } from '../logger';
 import type { SessionReader } from '../sessions/session-store.port';
@@ -22,9 +22,12 @@ export interface BlobRouteDeps {
  */
 export function blobRouter(deps: BlobRouteDeps): Router {
   const router = express.Router();
-  router.get('/blobs/{*rest}', async (req: Request, res: Response) => {
+  // A pattern without parameters: express would decode a parameter itself and fail (500) on what is not UTF-8.
+  router.get(/^\/blobs\//i, async (req: Request, res: Response) => {
     const { caller } = authenticate(req.headers.authorization, deps.jwtSecret);
-    const target = resolveBlobPath(caller.orgId, req.path.slice('/blobs'.length));
+    const path = req.path.slice('/blobs'.length);
+    assertBlobPathIds(path);
+    const target = resolveBlobPath(caller.orgId, path);
     const session = target ? await deps.sessions.getSession(caller, target.sessionId) : null;
     const blob = target && session ? await deps.blobs.get(target.key) : null;
     if (!blob) throw notFound('blob');

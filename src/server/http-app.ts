@@ -66,6 +66,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
     stopOnTerminationSignals: false,
     csrfPrevention: true,
     validationRules: protection.validationRules,
+    parseOptions: protection.parseOptions,
     formatError: protection.formatError,
     logger,
     plugins: [

@@ -26,6 +26,7 @@ export const HTTP_STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   TOO_MANY_SUBSCRIPTIONS: 429,
   RESPONSE_TOO_LARGE: 400,
   RATE_LIMITED: 429,
+  TOO_MANY_TOOL_ROUNDS: 422,
 };
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;

@@ -189,9 +189,11 @@ export class LiveOperations {
       return [new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, extensions: { code: 'GRAPHQL_PARSE_FAILED' } })];
     }
     const errors = validate(this.deps.schema, document, this.rules);
-    // Coded as Apollo codes them over HTTP, whatever code a rule chose.
+    // Coded as Apollo codes them over HTTP, whatever code a rule chose; the cause kept, as Apollo keeps it (an id the ID scalar refused is BAD_USER_INPUT).
     if (errors.length > 0) {
-      return errors.map((e) => new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
+      return errors.map(
+        (e) => new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, originalError: e, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }),
+      );
     }
     return document;
   }

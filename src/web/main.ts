@@ -5,7 +5,7 @@ import { hrefOf, parseRoute, type Route } from './routes';
 import { mountSessionPage } from './session-page';
 import { mountSessionsPage } from './sessions-page';
 import { showSignIn } from './sign-in';
-import { TOKEN_KEY, tokenFromFragment, tokenProblem } from './token';
+import { hasTokenInFragment, TOKEN_IN_ADDRESS, TOKEN_KEY, tokenProblem } from './token';
 import { mountUsagePage } from './usage-page';
 
 const main = document.getElementById('main') as HTMLElement;
@@ -14,16 +14,11 @@ const brand = topbar.firstElementChild;
 
 boot();
 
-/** Takes the token from the fragment or the tab's storage, then signs in with it (or asks for one). */
+/** Signs in with the token kept in the tab's storage, or asks for one. */
 function boot(): void {
-  const fromFragment = tokenFromFragment(location.hash);
-  if (fromFragment) {
-    sessionStorage.setItem(TOKEN_KEY, fromFragment);
-    // The token leaves the address bar and the history at once.
-    history.replaceState(null, '', `${location.pathname}${location.search}#/sessions`);
-  }
+  const linked = dropTokenFromAddress();
   const token = sessionStorage.getItem(TOKEN_KEY);
-  if (!token) return askForToken(null);
+  if (!token) return askForToken(linked ? TOKEN_IN_ADDRESS : null);
   const problem = tokenProblem(token, Date.now());
   if (problem) {
     sessionStorage.removeItem(TOKEN_KEY);
@@ -32,13 +27,23 @@ function boot(): void {
   void start(token);
 }
 
+/**
+ * A `#token=` address is taken out of the address bar at once and never used (it is in the
+ * browser's history already); true when there was one.
+ */
+function dropTokenFromAddress(): boolean {
+  if (!hasTokenInFragment(location.hash)) return false;
+  history.replaceState(null, '', `${location.pathname}${location.search}#/sessions`);
+  return true;
+}
+
 function askForToken(message: string | null): void {
   clear(topbar, brand);
-  // A `#token=` link opened in this tab while it shows the form signs in too.
+  // A `#token=` link opened in this tab while it shows the form: say why it is not used.
   const onLink = () => {
-    if (!tokenFromFragment(location.hash)) return;
+    if (!dropTokenFromAddress()) return;
     window.removeEventListener('hashchange', onLink);
-    boot();
+    askForToken(TOKEN_IN_ADDRESS);
   };
   window.addEventListener('hashchange', onLink);
   showSignIn(main, message, (token) => {
@@ -118,12 +123,8 @@ async function start(token: string): Promise<void> {
   );
 
   function render(): void {
-    if (tokenFromFragment(location.hash)) {
-      // A link with another token was opened in this tab: start over with it.
-      end();
-      boot();
-      return;
-    }
+    // A `#token=` link opened in this signed-in tab is not used; the tab stays signed in as it was.
+    dropTokenFromAddress();
     const route = parseRoute(location.hash);
     for (const link of links) {
       const current = link.dataset.page === route.page || (route.page === 'session' && link.dataset.page === 'sessions');

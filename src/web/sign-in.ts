@@ -3,9 +3,9 @@ import { tokenProblem } from './token';
 
 /** The sign-in form: a pasted token, checked for shape and expiry before it is used. */
 export function showSignIn(main: HTMLElement, message: string | null, signIn: (token: string) => void): void {
+  // No `name`: the field is never part of a form submission (the CSP forbids those anyway).
   const input = h('textarea', {
     id: 'token-input',
-    name: 'token',
     rows: 4,
     required: true,
     autocomplete: 'off',
@@ -17,6 +17,7 @@ export function showSignIn(main: HTMLElement, message: string | null, signIn: (t
     'form',
     {
       class: 'sign-in',
+      method: 'post',
       onsubmit: (event: Event) => {
         event.preventDefault();
         const token = input.value.trim().replace(/^Bearer\s+/i, '');
@@ -42,9 +43,7 @@ export function showSignIn(main: HTMLElement, message: string | null, signIn: (t
       h(
         'p',
         { id: 'token-help' },
-        'Paste the bearer token the gateway issued you, or open this page with it in the address: ',
-        h('code', {}, '/dashboard#token=…'),
-        '. It stays in this browser tab only.',
+        'Paste the bearer token the gateway issued you. It stays in this browser tab only, and never in an address.',
       ),
       alert,
       form,

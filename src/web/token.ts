@@ -1,17 +1,20 @@
 /**
- * The bearer token in the browser: taken from the URL fragment (`#token=<jwt>`, which the
- * browser never sends to a server) or pasted in, kept in sessionStorage for this tab only.
+ * The bearer token in the browser: pasted into the sign-in form and kept in sessionStorage,
+ * for this tab only. It never goes in an address: a browser keeps every address it visits in
+ * its history (on disk, whatever the page does afterwards with replaceState), so a token
+ * found in one (`#token=<jwt>`, as older instructions said) is taken out and never used.
  * Its claims are read here only to greet the user and to notice expiry early; the gateway
  * checks the signature and is the judge of validity.
  */
 export const TOKEN_KEY = 'agent-session-gateway.token';
 
-/** The token in a `#token=...` fragment (other fragment parameters are ignored), or null. */
-export function tokenFromFragment(hash: string): string | null {
-  const params = new URLSearchParams(hash.replace(/^#/, ''));
-  const token = params.get('token')?.trim();
-  return token ? token : null;
+/** True when a URL fragment carries a `token=` parameter (other parameters are ignored). */
+export function hasTokenInFragment(hash: string): boolean {
+  return new URLSearchParams(hash.replace(/^#/, '')).has('token');
 }
+
+export const TOKEN_IN_ADDRESS =
+  'A token in the address is not used: the browser keeps every address in its history. Paste it here instead, and get a new one if that link was shared.';
 
 export interface TokenClaims {
   readonly userId: string | null;

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import jwt from 'jsonwebtoken';
 import type { Caller } from '../../src/domain/caller';
 import { issueToken } from '../../src/server/auth';
-import { launchBrowser, type TestBrowser, type WatchedPage } from '../support/browser';
+import type { Page } from 'playwright-core';
+import { launchBrowser, type BrowserHistory, type TestBrowser, type WatchedPage } from '../support/browser';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
 import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process';
 import { describeWithBrowser } from '../support/services';
@@ -46,10 +47,18 @@ describeWithBrowser('the dashboard in Chromium', () => {
     (await gql<{ agentSessionTurn: { status: string } }>(caller, 'query T($s: ID!, $t: ID!) { agentSessionTurn(sessionId: $s, turnId: $t) { status } }', { s: sessionId, t: turnId }))
       .agentSessionTurn.status;
 
-  /** A new tab signed in as `caller` through the URL fragment, showing the Sessions page. */
+  /** Pastes `token` into the sign-in form of a page that shows it. */
+  async function paste(page: Page, token: string): Promise<void> {
+    await page.locator('#token-input').waitFor(WAIT);
+    await page.fill('#token-input', token);
+    await page.click('form.sign-in button[type="submit"]');
+  }
+
+  /** A new tab signed in as `caller` through the sign-in form, showing the Sessions page. */
   async function signIn(caller: Caller, viewport?: { width: number; height: number }): Promise<WatchedPage> {
     const watched = await browser.open(viewport);
-    await watched.page.goto(`${server.url}/dashboard#token=${tokenOf(caller)}`);
+    await watched.page.goto(`${server.url}/dashboard`);
+    await paste(watched.page, tokenOf(caller));
     await watched.page.locator('[data-testid="session-row"]').first().waitFor(WAIT);
     return watched;
   }
@@ -96,27 +105,65 @@ describeWithBrowser('the dashboard in Chromium', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('signs in from the URL fragment, keeps the token in the tab and takes it out of the address', async () => {
-    const watched = await browser.open();
-    const requested: string[] = [];
-    watched.page.on('request', (request) => requested.push(request.url()));
+  it('signs in with a pasted token kept in the tab, and never puts it in an address: Chromium\'s history holds none', async () => {
+    // A browser of its own, so its history holds this test's visits only.
+    const own = await launchBrowser();
     const token = tokenOf(alice);
-    await watched.page.goto(`${server.url}/dashboard#token=${token}`);
-    await watched.page.locator('[data-testid="session-row"]').first().waitFor(WAIT);
-    expect(new URL(watched.page.url()).hash).toBe('#/sessions');
-    expect(await watched.page.evaluate('sessionStorage.getItem("agent-session-gateway.token")')).toBe(token);
-    expect(await watched.page.textContent('.who')).toContain('Name of alice');
+    const sessionUrl = `${server.url}/dashboard#/sessions/${sessions.aliceOne}`;
+    const decoy = `decoy-${Date.now()}`;
+    const requested: string[] = [];
+    let history: BrowserHistory;
+    try {
+      const watched = await own.open();
+      watched.page.on('request', (request) => requested.push(request.url()));
+      await watched.page.goto(`${server.url}/dashboard`);
+      await paste(watched.page, token);
+      await watched.page.locator('[data-testid="session-row"]').first().waitFor(WAIT);
+      expect(await watched.page.evaluate('sessionStorage.getItem("agent-session-gateway.token")')).toBe(token);
+      expect(await watched.page.textContent('.who')).toContain('Name of alice');
+      // Around the pages, and a reload: the tab stays signed in from its storage.
+      await watched.page.click('nav a[data-page="usage"]');
+      await watched.page.locator('svg[data-testid="usage-chart"]').waitFor(WAIT);
+      await watched.page.goto(sessionUrl);
+      await watched.page.locator('[data-testid="turn-row"]').first().waitFor(WAIT);
+      await watched.page.reload();
+      await watched.page.locator('[data-testid="turn-row"]').first().waitFor(WAIT);
+      expect(await watched.page.textContent('.who')).toContain('Name of alice');
+      // What the history would show of a token in an address: Chromium records it although the page replaces it at once.
+      await watched.page.goto(`${server.url}/dashboard#token=${decoy}`);
+      await until('the decoy to leave the address', async () => new URL(watched.page.url()).hash === '#/sessions');
+      expect(watched.problems).toEqual([]);
+    } finally {
+      history = await own.closeAndReadHistory();
+    }
     expect(requested.length).toBeGreaterThan(0);
     expect(requested.filter((url) => url.includes(token))).toEqual([]);
-    // Another tab has its own storage: it asks for a token, and takes one from a link opened in it.
-    const other = await browser.open();
-    await other.page.goto(`${server.url}/dashboard`);
-    await other.page.locator('#token-input').waitFor(WAIT);
-    await other.page.goto(`${server.url}/dashboard#token=${tokenOf(bob)}`);
-    await other.page.locator('[data-testid="session-row"]').first().waitFor(WAIT);
-    expect(await other.page.textContent('.who')).toContain('Name of bob');
-    expect(watched.problems).toEqual([]);
-    expect(other.problems).toEqual([]);
+    // The control: the history does record the addresses, fragments included.
+    expect(history.urls).toEqual(expect.arrayContaining([`${server.url}/dashboard`, `${server.url}/dashboard#/usage`, sessionUrl]));
+    expect(history.contains(sessions.aliceOne)).toBe(true);
+    expect(history.urls).toContain(`${server.url}/dashboard#token=${decoy}`);
+    // And no part of the token: not whole, not its signature.
+    const signature = token.split('.')[2]!;
+    expect(history.urls.filter((url) => url.includes(signature))).toEqual([]);
+    expect([history.contains(token), history.contains(signature)]).toEqual([false, false]);
+  });
+
+  it('never signs in from a token in the address: it takes it out and asks for it to be pasted', async () => {
+    const { page, problems } = await browser.open();
+    const bobs = tokenOf(bob);
+    await page.goto(`${server.url}/dashboard#token=${bobs}`);
+    await page.locator('#sign-in-message', { hasText: 'not used' }).waitFor(WAIT);
+    expect(new URL(page.url()).hash).toBe('#/sessions');
+    expect(await page.evaluate('sessionStorage.getItem("agent-session-gateway.token")')).toBeNull();
+    await paste(page, bobs);
+    await page.locator('[data-testid="session-row"]').first().waitFor(WAIT);
+    expect(await page.textContent('.who')).toContain('Name of bob');
+    // A link with another token opened in the signed-in tab changes nothing either.
+    await page.goto(`${server.url}/dashboard#token=${tokenOf(alice)}`);
+    await until('the token to leave the address', async () => new URL(page.url()).hash === '#/sessions');
+    expect(await page.textContent('.who')).toContain('Name of bob');
+    expect(await page.evaluate('sessionStorage.getItem("agent-session-gateway.token")')).toBe(bobs);
+    expect(problems).toEqual([]);
   });
 
   it('explains why a pasted token cannot be used, and signs in with a good one', async () => {
@@ -191,7 +238,8 @@ describeWithBrowser('the dashboard in Chromium', () => {
     const proxy = await startTcpProxy('127.0.0.1', Number(new URL(server.url).port));
     try {
       const watched = await browser.open();
-      await watched.page.goto(`http://127.0.0.1:${proxy.port}/dashboard#token=${tokenOf(boss)}`);
+      await watched.page.goto(`http://127.0.0.1:${proxy.port}/dashboard`);
+      await paste(watched.page, tokenOf(boss));
       await watched.page.locator('.live[data-state="connected"]').waitFor(WAIT);
       const before = await shownTotal(watched);
       proxy.cut();

@@ -39,9 +39,15 @@ describe('abuse limits and transport rules', () => {
     expect((await firstError(`{ ${aliases} }`))?.message).toMatch(/aliases/i);
   });
 
-  it('refuses documents with too many tokens', async () => {
+  it('refuses documents with too many tokens, and documents that do not parse, as the client\'s error (400)', async () => {
     const fields = Array.from({ length: 2100 }, () => '__typename').join(' ');
-    expect((await firstError(`{ ${fields} }`))?.message).toMatch(/token/i);
+    const long = await t.gql(token, `{ ${fields} }`);
+    expect([long.status, long.body.errors?.[0]?.extensions?.code]).toEqual([400, 'GRAPHQL_PARSE_FAILED']);
+    expect(long.body.errors?.[0]?.message).toMatch(/token/i);
+    for (const broken of ['{ me { roles }', '{ agentSession(id: "x\\uZZZZ") { id } }']) {
+      const res = await t.gql(token, broken);
+      expect({ broken, status: res.status, code: res.body.errors?.[0]?.extensions?.code }).toEqual({ broken, status: 400, code: 'GRAPHQL_PARSE_FAILED' });
+    }
   });
 
   it('refuses queries over the cost limit', async () => {

@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { chromiumPath } from './services';
 
@@ -23,6 +24,16 @@ export interface TestBrowser {
   /** A new tab (its own sessionStorage) that records what would show up in the console. */
   open(viewport?: { width: number; height: number }): Promise<WatchedPage>;
   close(): Promise<void>;
+  /** Closes the browser (Chromium writes its history out as it shuts down) and reads what its profile kept of the visits. */
+  closeAndReadHistory(): Promise<BrowserHistory>;
+}
+
+/** What a closed Chromium profile remembers of where it went. */
+export interface BrowserHistory {
+  /** Every address in the History database (its `urls` table), as Chromium stored it. */
+  readonly urls: readonly string[];
+  /** Whether `text` occurs anywhere in the history files: the History database and its journal, and the session-restore files (Sessions/). */
+  contains(text: string): boolean;
 }
 
 export interface WatchedPage {
@@ -60,5 +71,31 @@ export async function launchBrowser(): Promise<TestBrowser> {
       await context.close();
       rmSync(profile, { recursive: true, force: true });
     },
+    async closeAndReadHistory() {
+      await context.close();
+      try {
+        return readHistory(join(profile, 'Default'));
+      } finally {
+        rmSync(profile, { recursive: true, force: true });
+      }
+    },
   };
+}
+
+function readHistory(dir: string): BrowserHistory {
+  const database = new Database(join(dir, 'History'), { readonly: true, fileMustExist: true });
+  let urls: string[];
+  try {
+    urls = database.prepare<[], { url: string }>('SELECT url FROM urls ORDER BY id').all().map((row) => row.url);
+  } finally {
+    database.close();
+  }
+  const sessions = join(dir, 'Sessions');
+  const files = [
+    join(dir, 'History'),
+    join(dir, 'History-journal'),
+    ...(existsSync(sessions) ? readdirSync(sessions).map((name) => join(sessions, name)) : []),
+  ].filter((file) => existsSync(file));
+  const bytes = Buffer.concat(files.map((file) => readFileSync(file)));
+  return { urls, contains: (text) => bytes.includes(text) || bytes.includes(Buffer.from(text, 'utf16le')) };
 }

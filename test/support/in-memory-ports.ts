@@ -278,7 +278,7 @@ export class InMemoryBlobStore implements BlobStore {
 /** What the scripted model does on its next call. */
 export type ModelStep =
   | { readonly kind: 'text'; readonly chunks: readonly string[]; readonly usage?: LlmResponse['usage'] }
-  | { readonly kind: 'tool_calls'; readonly calls: LlmResponse['toolCalls'] }
+  | { readonly kind: 'tool_calls'; readonly calls: LlmResponse['toolCalls']; readonly usage?: LlmResponse['usage'] }
   | { readonly kind: 'fail'; readonly error: LlmError }
   /** Streams the chunks, then waits until the call is aborted. */
   | { readonly kind: 'stall'; readonly chunks: readonly string[] };
@@ -326,7 +326,7 @@ export class ScriptedModel implements LanguageModel {
       model: request.model,
       text: chunks.join(''),
       toolCalls: step.kind === 'tool_calls' ? step.calls : [],
-      usage: step.kind === 'text' ? (step.usage ?? null) : null,
+      usage: step.usage ?? null,
       raw: { id: responseId },
     };
   }

@@ -25,8 +25,26 @@ describe('authenticate', () => {
     ['roles not strings', `Bearer ${jwt.sign({ sub: 'u', org: 'o', roles: [1] }, SECRET, { expiresIn: 60 })}`],
     ['an empty sub', `Bearer ${jwt.sign({ sub: '', org: 'o' }, SECRET, { expiresIn: 60 })}`],
     ['an over-long org', `Bearer ${jwt.sign({ sub: 'u', org: 'o'.repeat(65) }, SECRET, { expiresIn: 60 })}`],
+    ['an org with a lone high surrogate', `Bearer ${jwt.sign({ sub: 'u', org: 'corp\ud800' }, SECRET, { expiresIn: 60 })}`],
+    ['an org with a lone low surrogate', `Bearer ${jwt.sign({ sub: 'u', org: 'corp\udfff' }, SECRET, { expiresIn: 60 })}`],
+    ['a sub with a lone surrogate', `Bearer ${jwt.sign({ sub: 'user-2\udc00', org: 'o' }, SECRET, { expiresIn: 60 })}`],
+    ['a sub with a control character', `Bearer ${jwt.sign({ sub: 'user\u00002', org: 'o' }, SECRET, { expiresIn: 60 })}`],
+    ['an org with a newline', `Bearer ${jwt.sign({ sub: 'u', org: 'acme\n' }, SECRET, { expiresIn: 60 })}`],
+    ['an ill-formed name', `Bearer ${jwt.sign({ sub: 'u', org: 'o', name: 'Eve\ud83d' }, SECRET, { expiresIn: 60 })}`],
+    ['an ill-formed org name', `Bearer ${jwt.sign({ sub: 'u', org: 'o', orgName: '\udc00Corp' }, SECRET, { expiresIn: 60 })}`],
+    ['an ill-formed role', `Bearer ${jwt.sign({ sub: 'u', org: 'o', roles: ['admin\ud800'] }, SECRET, { expiresIn: 60 })}`],
   ])('refuses %s as UNAUTHENTICATED', (_what, header) => {
     expect(() => authenticate(header, SECRET)).toThrow(expect.objectContaining({ code: 'UNAUTHENTICATED' }));
+  });
+
+  it('accepts U+FFFD, emoji and other well-formed text in ids and names', () => {
+    const token = jwt.sign({ sub: 'usér-😀', org: 'corp\uFFFD', name: 'Zoë 😀', orgName: 'Corp\uFFFD' }, SECRET, { expiresIn: 60 });
+    expect(authenticate(`Bearer ${token}`, SECRET).caller).toMatchObject({ userId: 'usér-😀', orgId: 'corp\uFFFD', userName: 'Zoë 😀' });
+  });
+
+  it('says what is wrong with an ill-formed id claim', () => {
+    const token = jwt.sign({ sub: 'u', org: 'corp\ud800' }, SECRET, { expiresIn: 60 });
+    expect(() => authenticate(`Bearer ${token}`, SECRET)).toThrow('token claim "org" must be well-formed Unicode');
   });
 
   it('says when a token expired', () => {

@@ -12,6 +12,7 @@ describe('execute configuration', () => {
       turnLeaseSeconds: 120,
       llmMaxRetries: 2,
       maxServerToolRounds: 8,
+      maxClientToolRounds: 32,
     });
     expect(c.execute.modelPricing['gpt-4.1-mini']).toEqual({ inputPer1K: 0.0004, cachedInputPer1K: 0.0001, outputPer1K: 0.0016 });
   });
@@ -42,6 +43,8 @@ describe('execute configuration', () => {
     ['S3_ENDPOINT', 'minio:9000'],
     ['OPENAI_BASE_URL', 'ftp://x'],
     ['MODEL_PRICING', '{"m": {"inputPer1K": "cheap", "outputPer1K": 1}}'],
+    ['MAX_CLIENT_TOOL_ROUNDS', '0'],
+    ['MAX_CLIENT_TOOL_ROUNDS', 'many'],
   ])('refuses %s=%s with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));

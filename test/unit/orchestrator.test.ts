@@ -6,6 +6,7 @@ import { IdempotentCalls } from '../../src/orchestrator/idempotent-calls';
 import { Orchestrator } from '../../src/orchestrator/orchestrator';
 import { HISTORY_WINDOW } from '../../src/orchestrator/instruction-planner';
 import type { InstructionRequest } from '../../src/orchestrator/request';
+import type { PipelineSettings } from '../../src/orchestrator/settings';
 import { RequestHandler, type ExecuteInputFields } from '../../src/orchestrator/request-handler';
 import { DEFAULT_MODEL_PRICING } from '../../src/domain/pricing';
 import type { RetrievalRequest, RetrievedChunk, Retriever } from '../../src/retrieval/retrieval.port';
@@ -37,7 +38,7 @@ class TestBudget implements ExecuteBudget {
 }
 
 /** The turn pipeline on in-memory ports: no database, no network. */
-function pipeline(retriever: Retriever = new FixedRetriever()) {
+function pipeline(retriever: Retriever = new FixedRetriever(), settings: Partial<PipelineSettings> = {}) {
   const store = new InMemoryTurnStore();
   const blobs = new InMemoryBlobStore();
   const model = new ScriptedModel();
@@ -58,7 +59,7 @@ function pipeline(retriever: Retriever = new FixedRetriever()) {
     llm: model,
     output,
     idempotencyKeys: new InMemoryIdempotencyKeys(),
-    config: { defaultModel: 'gpt-4.1-mini', chainTtlSeconds: 3600, toolResultTimeoutSeconds: 60, turnLeaseSeconds: 120, modelPricing: DEFAULT_MODEL_PRICING, maxServerToolRounds: 8 },
+    config: { defaultModel: 'gpt-4.1-mini', chainTtlSeconds: 3600, toolResultTimeoutSeconds: 60, turnLeaseSeconds: 120, modelPricing: DEFAULT_MODEL_PRICING, maxServerToolRounds: 8, maxClientToolRounds: 32, ...settings },
     retrievalLimit: 8,
     logger,
     now: () => new Date(),
@@ -170,6 +171,35 @@ describe('the turn pipeline on its ports', () => {
     expect(p.model.requests[1]?.input).toEqual([{ type: 'function_call_output', callId: 'call_1', output: '{"text":"export {}"}' }]);
 
     await expect(p.orchestrator.start({ kind: 'tool_results', caller: alice, sessionId, turnId, toolResults: results })).rejects.toMatchObject({ code: 'CONFLICT' });
+  });
+
+  it('fails a turn that asks the client for tools more than MAX_CLIENT_TOOL_ROUNDS times, keeping the usage of every round', async () => {
+    const p = pipeline(new FixedRetriever(), { maxClientToolRounds: 2 });
+    const asks = (n: number) => ({
+      kind: 'tool_calls' as const,
+      calls: [{ toolCallId: `call_${n}`, name: 'read_file', argumentsJson: `{"path":"${n}.ts"}` }],
+      usage: { inputTokens: 100, outputTokens: 10 },
+    });
+    p.model.enqueue(asks(1), asks(2), asks(3));
+    const started = await p.orchestrator.start(p.instruction({ conversationContextId: 'cc-1' }));
+    expect(await started.outcome).toMatchObject({ kind: 'client_tool_continuation' });
+    const { sessionId, turnId } = started.accepted;
+    const answer = (n: number) =>
+      p.orchestrator.start({ kind: 'tool_results', caller: alice, sessionId, turnId, toolResults: [{ toolCallId: `call_${n}`, executionMs: 1, resultJson: '{}', errorMessage: null }] });
+    expect(await (await answer(1)).outcome).toMatchObject({ kind: 'client_tool_continuation', toolCalls: [{ toolCallId: 'call_2' }] });
+    const third = await answer(2);
+    await expect(third.outcome).rejects.toMatchObject({ code: 'TOO_MANY_TOOL_ROUNDS', details: { limit: 2, sessionId, turnId } });
+    await expect(third.outcome).rejects.toThrow('MAX_CLIENT_TOOL_ROUNDS (2)');
+    const failed = p.onlyTurn();
+    expect(failed).toMatchObject({ status: 'FAILED', pendingToolCalls: [], openAIResponseId: 'resp_3' });
+    expect(failed.errors[0]).toContain('MAX_CLIENT_TOOL_ROUNDS (2)');
+    expect(failed.usage).toMatchObject({ inputTokens: 300, outputTokens: 30, isEstimated: false });
+    expect(failed.toolCalls.map((c) => [c.id, c.status, c.clientRound])).toEqual([
+      ['call_1', 'COMPLETED', 1],
+      ['call_2', 'COMPLETED', 2],
+      ['call_3', 'ABANDONED', 3],
+    ]);
+    expect(p.model.requests).toHaveLength(3);
   });
 
   it('cancels a running turn for its author, keeping what was streamed; others may not', async () => {

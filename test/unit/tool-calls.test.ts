@@ -1,6 +1,6 @@
 import { decodeOutputDelta, encodeOutputDelta } from '../../src/events/event-wire';
 import { checkRelativePath, parseSearchCodeArgs, parseWriteFileArgs } from '../../src/domain/server-tool-args';
-import { answerClientCalls, closeOpenCalls, startedCall, takePendingOutputs } from '../../src/domain/tool-calls';
+import { answerClientCalls, assertClientToolRounds, clientToolRounds, closeOpenCalls, startedCall, takePendingOutputs, toolCallEvent } from '../../src/domain/tool-calls';
 
 const call = (id: string, name = 'read_file') => ({ toolCallId: id, name, argumentsJson: '{"path":"a.ts"}' });
 
@@ -23,6 +23,21 @@ describe('tool call records (spec 004 section 7)', () => {
       ['COMPLETED', false],
       ['ABANDONED', false],
     ]);
+  });
+
+  it('counts client-tool rounds by the round number of their calls (unnumbered ones count as the first)', () => {
+    expect(clientToolRounds([])).toBe(0);
+    const server = startedCall(call('s1', 'write_file'), 'SERVER', 7);
+    expect(server).not.toHaveProperty('clientRound');
+    const records = [startedCall(call('c0'), 'CLIENT'), server, startedCall(call('c1'), 'CLIENT', 2), startedCall(call('c2'), 'CLIENT', 2)];
+    expect(clientToolRounds(records)).toBe(2);
+    expect(clientToolRounds(records.slice(0, 2))).toBe(1);
+    expect(() => assertClientToolRounds(records, 2, 'resp_9')).not.toThrow();
+    expect(() => assertClientToolRounds([...records, startedCall(call('c3'), 'CLIENT', 3)], 2, 'resp_9')).toThrow(
+      expect.objectContaining({ code: 'TOO_MANY_TOOL_ROUNDS', limit: 2, responseId: 'resp_9', details: { limit: 2 } }),
+    );
+    // The round number is the gateway's own bookkeeping: subscribers see the call as before.
+    expect(toolCallEvent(records[2]!)).not.toHaveProperty('clientRound');
   });
 
   it('carries a tool call item over the Redis wire, and drops a malformed one', () => {

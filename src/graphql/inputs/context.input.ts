@@ -1,4 +1,5 @@
-import { Field, Float, ID, InputType } from 'type-graphql';
+import { Field, Float, InputType } from 'type-graphql';
+import { ID } from '../scalars/id.scalar';
 
 @InputType()
 export class AgentContextInput {

@@ -1,4 +1,5 @@
-import { Field, ID, InputType, Int, registerEnumType } from 'type-graphql';
+import { Field, InputType, Int, registerEnumType } from 'type-graphql';
+import { ID } from '../scalars/id.scalar';
 import {
   CLIENT_KINDS,
   type ActiveFileFields,

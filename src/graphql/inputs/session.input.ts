@@ -1,4 +1,5 @@
-import { Field, ID, InputType } from 'type-graphql';
+import { Field, InputType } from 'type-graphql';
+import { ID } from '../scalars/id.scalar';
 import type { TurnStatus } from '../../domain/turn-status';
 import { AgentSessionTurnStatus } from '../types/enums';
 

@@ -1,4 +1,5 @@
-import { Ctx, ID, Query, Resolver } from 'type-graphql';
+import { Ctx, Query, Resolver } from 'type-graphql';
+import { ID } from '../scalars/id.scalar';
 import type { GraphQLContext } from '../context';
 
 @Resolver()

@@ -1,5 +1,6 @@
 import { GraphQLJSON } from 'graphql-scalars';
-import { Arg, Ctx, FieldResolver, ID, Mutation, Resolver, Root } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, Mutation, Resolver, Root } from 'type-graphql';
+import { ID } from '../scalars/id.scalar';
 import type { ExecuteAccepted, ExecuteResponse } from '../../domain/execute-response';
 import type { ToolCall as ToolCallRecord, ToolResult as ToolResultRecord, TurnRecord } from '../../domain/turn';
 import type { GraphQLContext } from '../context';

@@ -1,4 +1,5 @@
-import { Arg, Ctx, ID, Int, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, Int, Query, Resolver } from 'type-graphql';
+import { ID } from '../scalars/id.scalar';
 import type { TurnRecord } from '../../domain/turn';
 import { toConnection, type ConnectionSource } from '../connections';
 import type { GraphQLContext } from '../context';

@@ -1,4 +1,5 @@
-import { Arg, Ctx, ID, Mutation, Resolver } from 'type-graphql';
+import { Arg, Ctx, Mutation, Resolver } from 'type-graphql';
+import { ID } from '../scalars/id.scalar';
 import type { SessionRecord } from '../../domain/session';
 import type { GraphQLContext } from '../context';
 import { AgentSessionPatch } from '../inputs/session.input';

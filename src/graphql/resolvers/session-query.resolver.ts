@@ -1,5 +1,6 @@
 import type { FieldNode, GraphQLResolveInfo } from 'graphql';
-import { Arg, Ctx, ID, Info, Int, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, Info, Int, Query, Resolver } from 'type-graphql';
+import { ID } from '../scalars/id.scalar';
 import type { SessionOrder } from '../../domain/session';
 import type { SessionRecord } from '../../domain/session';
 import type { ListOptions, SessionSummaryRecord } from '../../sessions/session-store.port';

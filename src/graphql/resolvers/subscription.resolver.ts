@@ -1,4 +1,5 @@
-import { Arg, Ctx, FieldResolver, ID, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
+import { ID } from '../scalars/id.scalar';
 import { notFound } from '../../domain/errors';
 import type { SessionFilter, SessionRecord } from '../../domain/session';
 import type { TurnRecord } from '../../domain/turn';

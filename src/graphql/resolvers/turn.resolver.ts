@@ -1,4 +1,5 @@
-import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, Query, Resolver, Root } from 'type-graphql';
+import { ID } from '../scalars/id.scalar';
 import { notFound } from '../../domain/errors';
 import type { SessionRecord } from '../../domain/session';
 import type { TurnRecord } from '../../domain/turn';

@@ -1,4 +1,5 @@
-import { Field, ID, ObjectType } from 'type-graphql';
+import { Field, ObjectType } from 'type-graphql';
+import { ID } from '../scalars/id.scalar';
 
 @ObjectType({ description: 'A reference to another entity: its id and a display text (spec: EntityHeader).', simpleResolvers: true })
 export class EntityHeader {

@@ -1,4 +1,5 @@
-import { Field, Float, ID, ObjectType } from 'type-graphql';
+import { Field, Float, ObjectType } from 'type-graphql';
+import { ID } from '../scalars/id.scalar';
 
 @ObjectType({ description: 'Which vector collection and LLM environment a session uses.', simpleResolvers: true })
 export class AgentContext {

@@ -1,4 +1,5 @@
-import { createUnionType, Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { createUnionType, Field, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { ID } from '../scalars/id.scalar';
 import type { ExecuteResponse } from '../../domain/execute-response';
 import { FileRef } from './file-ref.type';
 import { ToolCall, TurnUsage } from './turn.type';

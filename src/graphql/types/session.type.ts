@@ -1,4 +1,5 @@
-import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { Field, Int, ObjectType } from 'type-graphql';
+import { ID } from '../scalars/id.scalar';
 import type { TurnStatus } from '../../domain/turn-status';
 import { EntityHeader, PageInfo } from './common.type';
 import { AgentSessionTurnStatus } from './enums';

@@ -1,4 +1,5 @@
-import { Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { Field, Float, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { ID } from '../scalars/id.scalar';
 import type { ChainRestartReason } from '../../domain/chain-restart';
 import type { SnippetSkipReason } from '../../domain/request-metadata';
 import type { ToolCallOrigin as ToolCallOriginValue, ToolCallStatus as ToolCallStatusValue } from '../../domain/tool-call-record';

@@ -1,4 +1,5 @@
 import type { ToolCallRecord } from '../../domain/tool-call-record';
+import { clientToolRounds } from '../../domain/tool-calls';
 import { toolOutputText } from '../../domain/tool-results';
 import { LlmError, type LanguageModel, type LlmRequest, type LlmResponse } from '../../llm/llm.port';
 import type { InFlightTurn } from '../in-flight';
@@ -80,7 +81,10 @@ export class ServerToolLoop {
       }
       const clientCalls = result.toolCalls.filter((c) => !offered.has(c.name));
       const done = serverCalls.length === 0 || clientCalls.length > 0;
-      if (done) for (const call of clientCalls) run.onToolCall(tally.callStarted(call, 'CLIENT'));
+      if (done && clientCalls.length > 0) {
+        const clientRound = clientToolRounds(tally.records) + 1;
+        for (const call of clientCalls) run.onToolCall(tally.callStarted(call, 'CLIENT', clientRound));
+      }
       const logged = blobs.appendResponse({ streamedDeltas: tally.takeStreamed(flight.deltas), response: result.raw }, continued);
       continued = true;
       if (done) {
