@@ -5,6 +5,7 @@ import { openDatabase, type Database, type DatabaseOptions } from './persistence
 import type { Dialect } from './persistence/dialect';
 import { provenanceEntities } from './sessions/provenance.entities';
 import { sessionEntities } from './sessions/session.entities';
+import { webhookEntities } from './webhooks/webhook.entities';
 
 /** Every feature's tables: each feature declares its own; the database registers them all. */
 function gatewayEntities(dialect: Dialect) {
@@ -14,6 +15,7 @@ function gatewayEntities(dialect: Dialect) {
     ...eventLogEntities(dialect),
     ...contextEntities(dialect),
     ...idempotencyEntities(dialect),
+    ...webhookEntities(dialect),
   };
 }
 

@@ -20,6 +20,7 @@ import { TurnResolver } from './resolvers/turn.resolver';
 import { TurnRequestFieldsResolver } from './resolvers/turn-request.resolver';
 import { UsageResolver } from './resolvers/usage.resolver';
 import { ViewerResolver } from './resolvers/viewer.resolver';
+import { WebhookResolver } from './resolvers/webhook.resolver';
 
 export const resolvers = [
   ViewerResolver,
@@ -40,6 +41,7 @@ export const resolvers = [
   ExecuteResolver,
   ToolResultFieldsResolver,
   ToolCallFieldsResolver,
+  WebhookResolver,
 ] as const;
 
 let built: GraphQLSchema | null = null;

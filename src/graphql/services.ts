@@ -4,6 +4,7 @@ import type { RequestHandler } from '../orchestrator/request-handler';
 import type { SessionBatchReader, SessionCommands, SessionReader } from '../sessions/session-store.port';
 import type { TurnProvenance } from '../sessions/turn-provenance';
 import type { UsageReport } from '../sessions/usage-report';
+import type { WebhookEndpoints } from '../webhooks/webhook-endpoints';
 
 /**
  * Exactly what resolvers (and the live subscriptions) get; the composition root builds it.
@@ -25,4 +26,6 @@ export interface Services {
   readonly live: LiveFeeds;
   /** Every execute entry point goes through this one handler (DD-001). */
   readonly execute: RequestHandler;
+  /** Webhook endpoints and their deliveries (org admins). */
+  readonly webhooks: WebhookEndpoints;
 }

@@ -3,6 +3,9 @@ import type { EventLogEntities } from '../events/event-log.entities';
 import { EventLogWriter } from '../events/event-log-writer';
 import type { TurnEventSink } from '../events/turn-events';
 import type { Database } from '../persistence/database';
+import { urlMaker } from '../webhooks/webhook-payload';
+import { DEFAULT_WEBHOOK_RETRY_WINDOW_SECONDS } from '../webhooks/webhook-rules';
+import { WebhookOutbox } from '../webhooks/webhook-outbox';
 import type { ProvenanceEntities } from './provenance.entities';
 import { SessionBatchReads } from './session-batch-reads';
 import { SessionLocks } from './session-locks';
@@ -17,6 +20,8 @@ export interface SessionStoreDeps {
   readonly events: TurnEventSink;
   readonly now?: () => Date;
   readonly newId?: () => string;
+  /** How the webhook deliveries written with each change are made (config.ts `webhooks`; defaults: 24 h, gateway paths). */
+  readonly webhooks?: { readonly retryWindowSeconds: number; readonly publicUrl: string | null };
 }
 
 /**
@@ -43,6 +48,11 @@ export function createSessionStore(deps: SessionStoreDeps): SessionStore {
     locks: new SessionLocks(deps.db),
     eventLog: new EventLogWriter(deps.db, now),
     events: deps.events,
+    outbox: new WebhookOutbox(deps.db, {
+      now,
+      retryWindowMs: (deps.webhooks?.retryWindowSeconds ?? DEFAULT_WEBHOOK_RETRY_WINDOW_SECONDS) * 1000,
+      url: urlMaker(deps.webhooks?.publicUrl ?? null),
+    }),
     reads,
     batch,
     now,
