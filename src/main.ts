@@ -34,6 +34,7 @@ import { IdempotentCalls } from './orchestrator/idempotent-calls';
 import { HISTORY_WINDOW } from './orchestrator/instruction-planner';
 import { Orchestrator } from './orchestrator/orchestrator';
 import { RequestHandler } from './orchestrator/request-handler';
+import { SessionForker } from './orchestrator/session-forker';
 import { createRetrieval } from './retrieval/create-retrieval';
 import type { Retriever } from './retrieval/retrieval.port';
 import { blobRouter } from './server/blob-routes';
@@ -179,6 +180,8 @@ export async function createGateway(
     usage: new UsageReport(db, now),
     live: { statuses, history, output: bus },
     execute: handler,
+    forks: new SessionForker({ sessions: store.lifecycle, forks: store.forks, blobs }),
+    forkLineage: store.forks,
     webhooks: webhooks.endpoints,
   };
   const protection = createProtection(config.limits, config.isProduction, gatewaySchema());

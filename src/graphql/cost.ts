@@ -24,7 +24,7 @@ import { MAX_PAGE_SIZE } from '../domain/pagination';
  * |-----------------------------------------------|-------------------------------------------------------|
  * | scalar or enum (`__typename` too)             | 1                                                     |
  * | object                                        | 1 + its selection                                     |
- * | paginated (has `first`/`last`): the connections `agentSessions`, `agentSessionsForUser`, `AgentSession.turns`, `turnsUsingChunk`, `turnsUsingFile`, `webhookDeliveries` | 1 + page × its selection |
+ * | paginated (has `first`/`last`): the connections `agentSessions`, `agentSessionsForUser`, `AgentSession.turns`, `turnsUsingChunk`, `turnsUsingFile`, `AgentSession.forks`, `webhookDeliveries` | 1 + page × its selection |
  * | `edges` of a connection                       | 1 + (1 + its selection): the page is counted at the connection |
  * | any other list of objects                     | 1 + size × (1 + its selection), size from LIST_SIZES  |
  * | any other list of scalars                     | 1 + size                                              |

@@ -7,6 +7,7 @@ import { SessionConnectionResolver, TurnConnectionResolver } from './resolvers/c
 import { ContextResolver } from './resolvers/context.resolver';
 import { EventCursorResolver } from './resolvers/event-cursor.resolver';
 import { ExecuteResolver, ToolCallFieldsResolver, ToolResultFieldsResolver } from './resolvers/execute.resolver';
+import { ForkMutationResolver, SessionForkFieldsResolver, SessionForkOriginResolver, TurnForkFieldsResolver } from './resolvers/fork.resolver';
 import { ProvenanceResolver } from './resolvers/provenance.resolver';
 import {
   SessionFieldsResolver,
@@ -42,6 +43,10 @@ export const resolvers = [
   ToolResultFieldsResolver,
   ToolCallFieldsResolver,
   WebhookResolver,
+  ForkMutationResolver,
+  SessionForkFieldsResolver,
+  TurnForkFieldsResolver,
+  SessionForkOriginResolver,
 ] as const;
 
 let built: GraphQLSchema | null = null;

@@ -7,7 +7,7 @@ import { sessionBody, turnBody, type UrlOf, type WebhookBody, type WebhookSessio
 import { maskOf, newWebhookId, turnEventOf } from './webhook-rules';
 
 /** A random version-4 UUID made by the database, one per row an INSERT … SELECT writes. */
-const UUID_SQL: Record<Dialect, string> = {
+export const UUID_SQL: Record<Dialect, string> = {
   mysql: 'UUID()',
   mariadb: 'UUID()',
   sqlite: `lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' ||

@@ -103,7 +103,13 @@ export type AgentSession = {
   creationDate: Scalars['DateTimeISO']['output'];
   defaultLanguage?: Maybe<Scalars['String']['output']>;
   description?: Maybe<Scalars['String']['output']>;
+  /** The session and turn this session was forked at; null unless it is a fork. */
+  forkedFrom?: Maybe<SessionForkOrigin>;
+  /** Sessions forked from this one that the caller may read, newest first. */
+  forks: AgentSessionSummaryConnection;
   id: Scalars['ID']['output'];
+  /** A fork's copied turns' usage, charged to the turns they copy (not part of `usage`, which sums the turns run in this session); null unless it is a fork. */
+  inheritedUsage?: Maybe<TurnUsage>;
   isDeleted: Scalars['Boolean']['output'];
   isDraft: Scalars['Boolean']['output'];
   isPublic: Scalars['Boolean']['output'];
@@ -123,6 +129,12 @@ export type AgentSession = {
   /** Sum over the session's turns. */
   usage: TurnUsage;
   workspaceId?: Maybe<Scalars['String']['output']>;
+};
+
+
+export type AgentSessionForksArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -250,6 +262,8 @@ export type AgentSessionTurn = {
   fullAgentAnswerUrl?: Maybe<Scalars['String']['output']>;
   fullInstructionUrl?: Maybe<Scalars['String']['output']>;
   id: Scalars['ID']['output'];
+  /** For a turn a fork copied: the session and turn it is a copy of (its usage was charged there). Null for a turn run in this session. */
+  inheritedFrom?: Maybe<SessionForkOrigin>;
   instructionSummary: Scalars['String']['output'];
   mode: Scalars['String']['output'];
   openAIChainExpiresDate?: Maybe<Scalars['DateTimeISO']['output']>;
@@ -367,6 +381,8 @@ export type Mutation = {
   execute: AgentExecuteResponse;
   /** Creates the PENDING turn and returns at once; the orchestrator runs in the background. */
   executeAsync: AgentExecuteAccepted;
+  /** A new session of the caller's holding copies of the session's turns up to and including turnId (a finished turn), with their summaries, payload URLs and usage (inherited: not counted again). Its next execute continues turnId's provider conversation, or preloads a new one from the copies. Only readers of the session may fork it; the caller is the fork's only participant. */
+  forkAgentSession: AgentSession;
   /** Sends a delivery again now, with the same webhook-id and a new retry window. */
   redeliverWebhook: WebhookDelivery;
   /** Spec DD-006: a NEW turn with the same (or a new) instruction and fresh retrieval; the old turn is untouched. */
@@ -410,6 +426,13 @@ export type MutationExecuteArgs = {
 
 export type MutationExecuteAsyncArgs = {
   input: AgentExecuteInput;
+};
+
+
+export type MutationForkAgentSessionArgs = {
+  name?: InputMaybe<Scalars['String']['input']>;
+  sessionId: Scalars['ID']['input'];
+  turnId: Scalars['ID']['input'];
 };
 
 
@@ -556,6 +579,15 @@ export type QueryWebhookDeliveriesArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   endpointId: Scalars['ID']['input'];
   first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** The session and turn a session was forked at. */
+export type SessionForkOrigin = {
+  __typename?: 'SessionForkOrigin';
+  /** Null when the caller may not read it (any more). */
+  session?: Maybe<AgentSession>;
+  /** Null when the caller may not read it (any more). */
+  turn?: Maybe<AgentSessionTurn>;
 };
 
 export type SkippedSnippetReason =
