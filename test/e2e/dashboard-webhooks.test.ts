@@ -47,7 +47,7 @@ describeWithBrowser('the webhooks page of the dashboard in Chromium', () => {
       WEBHOOK_POLL_INTERVAL_MS: '100',
     });
     browser = await launchBrowser();
-    const agentContextId = (await gql<{ upsertAgentContext: { id: string } }>(boss, 'mutation { upsertAgentContext(input: { name: "Backend", vectorCollection: "backend" }) { id } }'))
+    const agentContextId = (await gql<{ upsertAgentContext: { id: string } }>(boss, 'mutation { upsertAgentContext(input: { name: "Backend", vectorCollection: "backend", defaultModel: "gpt-4.1-mini" }) { id } }'))
       .upsertAgentContext.id;
     const created = await gql<{ createWebhookEndpoint: { secret: string; endpoint: { id: string } } }>(
       boss,
