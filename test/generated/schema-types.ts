@@ -126,7 +126,7 @@ export type AgentSession = {
   turnCount: Scalars['Int']['output'];
   /** Ordered by sequenceNumber ascending. Forward pagination. */
   turns: AgentSessionTurnConnection;
-  /** Sum over the session's turns. */
+  /** Sum over the turns run in this session (a fork's copied turns are in inheritedUsage instead). */
   usage: TurnUsage;
   workspaceId?: Maybe<Scalars['String']['output']>;
 };
