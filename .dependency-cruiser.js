@@ -11,7 +11,7 @@ const DRIVERS = 'node_modules/(typeorm|mysql2|better-sqlite3|ioredis|@aws-sdk|op
 /** Tables and the database plumbing: the stores' business, nobody else's. */
 const TABLES = ['\\.entities\\.ts$', '^src/persistence/'];
 /** Features and the infrastructure below the orchestrator. */
-const BELOW_ORCHESTRATOR = '^src/(domain|persistence|sessions|contexts|events|idempotency|llm|retrieval|blobs|budgets)/|^src/logger(\\.port)?\\.ts$';
+const BELOW_ORCHESTRATOR = '^src/(domain|persistence|sessions|contexts|events|idempotency|llm|retrieval|blobs|budgets|webhooks)/|^src/logger(\\.port)?\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

@@ -123,7 +123,7 @@ function poster(base: string): (token: string) => Promise<PageAnswer> {
 async function seed(kind: Kind, databaseUrl: string | null, dataDir: string): Promise<void> {
   const started = performance.now();
   const config = loadConfig({ DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
-  const gateway = await createGateway(config, createLogger('error'), { sweeper: false });
+  const gateway = await createGateway(config, createLogger('error'), { sweeper: false, webhookSender: false });
   try {
     // Through the session manager (every invariant holds), eight sessions at a time.
     await seedDemoData({ sessions: gateway.sessions.lifecycle, contexts: gateway.services.contexts }, { orgId: 'acme', orgName: 'Acme', users: USERS, sessions: SESSIONS, turnsPerSession: 3, randomSeed: 1 });

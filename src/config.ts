@@ -42,6 +42,33 @@ export interface Config {
   /** METRICS_TOKEN: set means GET /metrics wants `Authorization: Bearer <it>`; null leaves it open. */
   readonly metricsToken: string | null;
   readonly tracing: TracingConfig;
+  readonly webhooks: WebhookConfig;
+}
+
+/** Webhook deliveries (issue 39): where they may go, how they are sent and retried. */
+export interface WebhookConfig {
+  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: endpoints may resolve to loopback, private and link-local addresses. */
+  readonly allowPrivateNetworks: boolean;
+  /** One attempt, connection to last byte read. */
+  readonly timeoutMs: number;
+  /** Bytes of a receiver's response read at most; the rest is not waited for. */
+  readonly maxResponseBytes: number;
+  readonly retryBaseDelayMs: number;
+  readonly retryMaxDelayMs: number;
+  /** No attempt is made this long after the event (or a redelivery). */
+  readonly retryWindowSeconds: number;
+  /** Attempts in flight to one endpoint from one instance. */
+  readonly endpointConcurrency: number;
+  /** Attempts per second to one endpoint from one instance; 0 = no limit. */
+  readonly endpointRatePerSecond: number;
+  /** Attempts in flight from one instance, all endpoints together. */
+  readonly maxInFlight: number;
+  /** How often an instance looks for due deliveries besides being woken by its own turns' changes. */
+  readonly pollIntervalMs: number;
+  /** Settled deliveries are deleted this long after their event. */
+  readonly retentionDays: number;
+  /** GATEWAY_PUBLIC_URL: the gateway as receivers reach it; blob URLs in webhook bodies are made absolute with it. */
+  readonly publicUrl: string | null;
 }
 
 /**
@@ -259,6 +286,20 @@ export function loadConfig(env: Env = process.env): Config {
     ci: ciRunner(env.CI),
     metricsToken: env.METRICS_TOKEN?.trim() || null,
     tracing: tracingConfig(env),
+    webhooks: {
+      allowPrivateNetworks: bool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+      maxResponseBytes: int(env, 'WEBHOOK_MAX_RESPONSE_BYTES', 64 * 1024, 0, 16 * 1024 * 1024),
+      retryBaseDelayMs: int(env, 'WEBHOOK_RETRY_BASE_DELAY_MS', 5_000, 10, 3_600_000),
+      retryMaxDelayMs: int(env, 'WEBHOOK_RETRY_MAX_DELAY_MS', 3_600_000, 10, 24 * 3_600_000),
+      retryWindowSeconds: int(env, 'WEBHOOK_RETRY_WINDOW_SECONDS', 24 * 3600, 1, 7 * 24 * 3600),
+      endpointConcurrency: int(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 4, 1, 1000),
+      endpointRatePerSecond: int(env, 'WEBHOOK_ENDPOINT_RATE_PER_SECOND', 20, 0, 100_000),
+      maxInFlight: int(env, 'WEBHOOK_MAX_IN_FLIGHT', 64, 1, 10_000),
+      pollIntervalMs: int(env, 'WEBHOOK_POLL_INTERVAL_MS', 1_000, 10, 600_000),
+      retentionDays: int(env, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 30, 1, 3650),
+      publicUrl: url(env, 'GATEWAY_PUBLIC_URL'),
+    },
   };
 }
 

@@ -3,17 +3,21 @@ import { eventLogEntities } from './events/event-log.entities';
 import { idempotencyEntities } from './idempotency/idempotency.entities';
 import { openDatabase, type Database, type DatabaseOptions } from './persistence/database';
 import type { Dialect } from './persistence/dialect';
+import { forkEntities } from './sessions/fork.entities';
 import { provenanceEntities } from './sessions/provenance.entities';
 import { sessionEntities } from './sessions/session.entities';
+import { webhookEntities } from './webhooks/webhook.entities';
 
 /** Every feature's tables: each feature declares its own; the database registers them all. */
 function gatewayEntities(dialect: Dialect) {
   return {
     ...sessionEntities(dialect),
     ...provenanceEntities(dialect),
+    ...forkEntities(dialect),
     ...eventLogEntities(dialect),
     ...contextEntities(dialect),
     ...idempotencyEntities(dialect),
+    ...webhookEntities(dialect),
   };
 }
 

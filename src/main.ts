@@ -34,6 +34,7 @@ import { IdempotentCalls } from './orchestrator/idempotent-calls';
 import { HISTORY_WINDOW } from './orchestrator/instruction-planner';
 import { Orchestrator } from './orchestrator/orchestrator';
 import { RequestHandler } from './orchestrator/request-handler';
+import { SessionForker } from './orchestrator/session-forker';
 import { createRetrieval } from './retrieval/create-retrieval';
 import type { Retriever } from './retrieval/retrieval.port';
 import { blobRouter } from './server/blob-routes';
@@ -48,6 +49,8 @@ import { ChainHistoryCache } from './sessions/chain-history-cache';
 import { createSessionStore, type SessionStore } from './sessions/session-store';
 import { TurnProvenance } from './sessions/turn-provenance';
 import { UsageReport } from './sessions/usage-report';
+import type { Resolve } from './webhooks/webhook-http';
+import { createWebhooks } from './webhooks/webhooks';
 
 export interface Gateway {
   readonly config: Config;
@@ -122,7 +125,14 @@ export async function createGateway(
   await statuses.start();
   const stopLagWatch = bus.onTurnStatus(busLagListener(metrics));
   const now = hooks.now ?? (() => new Date());
-  const store = createSessionStore({ db, events: new CountingTurnEventSink(bus, metrics), now });
+  const instanceId = `gw-${randomUUID()}`;
+  const store = createSessionStore({
+    db,
+    events: new CountingTurnEventSink(bus, metrics),
+    now,
+    webhooks: { retryWindowSeconds: config.webhooks.retryWindowSeconds, publicUrl: config.webhooks.publicUrl },
+  });
+  const webhooks = createWebhooks({ config, db, now, logger, instanceId, ...(hooks.webhookResolve ? { resolve: hooks.webhookResolve } : {}) });
   const contexts = new ContextDirectory(db);
   const retriever = new InstrumentedRetriever(hooks.retriever ?? retrieval.retriever, instruments);
   const blobs = blobStoreOf(config, logger);
@@ -141,7 +151,7 @@ export async function createGateway(
     config: config.execute,
     logger,
     now,
-    instanceId: `gw-${randomUUID()}`,
+    instanceId,
   });
   const { execute } = config;
   const budget = executeBudgetOf(config, logger);
@@ -170,6 +180,9 @@ export async function createGateway(
     usage: new UsageReport(db, now),
     live: { statuses, history, output: bus },
     execute: handler,
+    forks: new SessionForker({ sessions: store.lifecycle, forks: store.forks, blobs }),
+    forkLineage: store.forks,
+    webhooks: webhooks.endpoints,
   };
   const protection = createProtection(config.limits, config.isProduction, gatewaySchema());
   const server = createServer();
@@ -209,9 +222,15 @@ export async function createGateway(
   const websockets = attachGraphQLWebSocket({ config, logger, operations, httpServer: server });
   const pruner = new EventPruner(history, config.live.eventRetentionHours, logger);
   pruner.start();
+  // A turn's end may have written deliveries: this instance (and, through the bus, every other) looks at once.
+  const stopWebhookWake = bus.onTurnStatus((event) => {
+    if (event.status !== 'PENDING' || event.previousStatus === null) webhooks.dispatcher.wake();
+  });
+  if (hooks.webhookSender !== false) webhooks.dispatcher.start();
   // Turns still running here fail as interrupted rather than wait for a sweeper elsewhere.
   const shutdownHooks: { name: string; hook: () => Promise<void> }[] = [
     { name: 'turn leases', hook: () => orchestrator.releaseLeases() },
+    { name: 'webhook sender', hook: () => webhooks.dispatcher.stop() },
   ];
 
   let closing: Promise<void> | null = null;
@@ -256,6 +275,7 @@ export async function createGateway(
           await budget.close();
           await pruner.stop();
           stopLagWatch();
+          stopWebhookWake();
           statuses.close();
           await bus.close();
           await retrieval.close();
@@ -294,6 +314,10 @@ export interface GatewayHooks {
   readonly sweeper?: boolean;
   /** Where the built dashboard is; dist/web next to the built main.js by default. */
   readonly dashboardDir?: string;
+  /** False keeps this instance from sending webhooks (their outbox polls would be counted by statement-count tests). */
+  readonly webhookSender?: boolean;
+  /** Resolves webhook hosts instead of DNS (tests point names at addresses of their choice). */
+  readonly webhookResolve?: Resolve;
 }
 
 /**

@@ -24,7 +24,7 @@ import { MAX_PAGE_SIZE } from '../domain/pagination';
  * |-----------------------------------------------|-------------------------------------------------------|
  * | scalar or enum (`__typename` too)             | 1                                                     |
  * | object                                        | 1 + its selection                                     |
- * | paginated (has `first`/`last`): the connections `agentSessions`, `agentSessionsForUser`, `AgentSession.turns`, `turnsUsingChunk`, `turnsUsingFile` | 1 + page × its selection |
+ * | paginated (has `first`/`last`): the connections `agentSessions`, `agentSessionsForUser`, `AgentSession.turns`, `turnsUsingChunk`, `turnsUsingFile`, `AgentSession.forks`, `webhookDeliveries` | 1 + page × its selection |
  * | `edges` of a connection                       | 1 + (1 + its selection): the page is counted at the connection |
  * | any other list of objects                     | 1 + size × (1 + its selection), size from LIST_SIZES  |
  * | any other list of scalars                     | 1 + size                                              |
@@ -71,6 +71,13 @@ export const LIST_SIZES: Readonly<Record<string, number>> = {
   'Viewer.roles': 5,
   // One per day of the window: at most 366 (usageByDay refuses more).
   'UsageByDay.days': 366,
+  'WebhookDeliveryConnection.edges': 1,
+  // An org's endpoints, listed whole.
+  'Query.webhookEndpoints': 10,
+  // The five event types.
+  'WebhookEndpoint.events': 5,
+  // Retries over 24 hours are about twenty attempts; the newest 50 are kept.
+  'WebhookDelivery.attempts': 20,
 };
 
 /** Size assumed for a list missing from LIST_SIZES (a test keeps the table complete). */

@@ -2,6 +2,7 @@ import DataLoader from 'dataloader';
 import type { Caller, EntityHeader } from '../domain/caller';
 import type { AgentContextRecord, ConversationContextRecord } from '../domain/contexts';
 import type { SessionRecord } from '../domain/session';
+import type { ForkOrigin, SessionForkRecord } from '../domain/session-fork';
 import type { TurnRecord } from '../domain/turn';
 import type { TurnStatus } from '../domain/turn-status';
 import type { Services } from './services';
@@ -29,6 +30,8 @@ export class Loaders {
   private participantsLoader?: DataLoader<string, EntityHeader[]>;
   private turnsLoader?: DataLoader<TurnWindowKey, TurnRecord[], string>;
   private turnCountByStatusLoader?: DataLoader<{ sessionId: string; status: TurnStatus }, number, string>;
+  private forkOriginLoader?: DataLoader<string, SessionForkRecord | null>;
+  private turnOriginLoader?: DataLoader<string, ForkOrigin | null>;
 
   constructor(
     private readonly caller: Caller,
@@ -103,6 +106,22 @@ export class Loaders {
       },
       { cacheKeyFn: (k) => `${k.sessionId}:${k.status}` },
     ));
+  }
+
+  /** Where a session was forked from; null for a session that is no fork. */
+  get forkOrigin(): DataLoader<string, SessionForkRecord | null> {
+    return (this.forkOriginLoader ??= new DataLoader(async (ids) => {
+      const map = await this.services.forkLineage.originsOf(this.caller, ids);
+      return ids.map((id) => map.get(id) ?? null);
+    }));
+  }
+
+  /** The turn a fork's copied turn is a copy of; null for a turn run in its own session. */
+  get turnOrigin(): DataLoader<string, ForkOrigin | null> {
+    return (this.turnOriginLoader ??= new DataLoader(async (ids) => {
+      const map = await this.services.forkLineage.turnOriginsOf(this.caller, ids);
+      return ids.map((id) => map.get(id) ?? null);
+    }));
   }
 }
 

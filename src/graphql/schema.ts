@@ -7,6 +7,7 @@ import { SessionConnectionResolver, TurnConnectionResolver } from './resolvers/c
 import { ContextResolver } from './resolvers/context.resolver';
 import { EventCursorResolver } from './resolvers/event-cursor.resolver';
 import { ExecuteResolver, ToolCallFieldsResolver, ToolResultFieldsResolver } from './resolvers/execute.resolver';
+import { ForkMutationResolver, SessionForkFieldsResolver, SessionForkOriginResolver, TurnForkFieldsResolver } from './resolvers/fork.resolver';
 import { ProvenanceResolver } from './resolvers/provenance.resolver';
 import {
   SessionFieldsResolver,
@@ -20,6 +21,7 @@ import { TurnResolver } from './resolvers/turn.resolver';
 import { TurnRequestFieldsResolver } from './resolvers/turn-request.resolver';
 import { UsageResolver } from './resolvers/usage.resolver';
 import { ViewerResolver } from './resolvers/viewer.resolver';
+import { WebhookResolver } from './resolvers/webhook.resolver';
 
 export const resolvers = [
   ViewerResolver,
@@ -40,6 +42,11 @@ export const resolvers = [
   ExecuteResolver,
   ToolResultFieldsResolver,
   ToolCallFieldsResolver,
+  WebhookResolver,
+  ForkMutationResolver,
+  SessionForkFieldsResolver,
+  TurnForkFieldsResolver,
+  SessionForkOriginResolver,
 ] as const;
 
 let built: GraphQLSchema | null = null;

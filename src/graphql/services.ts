@@ -1,9 +1,12 @@
 import type { ContextCatalog } from '../contexts/context-directory.port';
 import type { LiveFeeds } from '../events/live-feeds';
 import type { RequestHandler } from '../orchestrator/request-handler';
+import type { SessionForker } from '../orchestrator/session-forker';
+import type { SessionForkReader } from '../sessions/session-forks.port';
 import type { SessionBatchReader, SessionCommands, SessionReader } from '../sessions/session-store.port';
 import type { TurnProvenance } from '../sessions/turn-provenance';
 import type { UsageReport } from '../sessions/usage-report';
+import type { WebhookEndpoints } from '../webhooks/webhook-endpoints';
 
 /**
  * Exactly what resolvers (and the live subscriptions) get; the composition root builds it.
@@ -25,4 +28,10 @@ export interface Services {
   readonly live: LiveFeeds;
   /** Every execute entry point goes through this one handler (DD-001). */
   readonly execute: RequestHandler;
+  /** forkAgentSession. */
+  readonly forks: SessionForker;
+  /** Fork lineage: forkedFrom, forks, and which turns are inherited copies. */
+  readonly forkLineage: SessionForkReader;
+  /** Webhook endpoints and their deliveries (org admins). */
+  readonly webhooks: WebhookEndpoints;
 }

@@ -90,7 +90,10 @@ const summaryOf = (t: TurnRecord): HistoryExchange => ({ instruction: t.instruct
 
 async function fullExchangeOf(blobStore: BlobStore, scope: BlobScope, turn: TurnRecord): Promise<HistoryExchange> {
   const blobs = new TurnBlobs(blobStore, scope.orgId, scope.sessionId, turn.id);
-  const [instruction, answer] = await Promise.all([blobs.getText(TURN_BLOBS.instruction), blobs.getText(TURN_BLOBS.answer)]);
+  const [instruction, answer] = await Promise.all([
+    blobs.getTextAt(turn.fullInstructionUrl, TURN_BLOBS.instruction),
+    blobs.getTextAt(turn.fullAgentAnswerUrl, TURN_BLOBS.answer),
+  ]);
   return { instruction: instruction ?? turn.instructionSummary, answer: answer ?? turn.agentAnswerSummary ?? '' };
 }
 
@@ -145,7 +148,10 @@ export async function interruptedTurnMessage(blobStore: BlobStore, scope: BlobSc
   const last = history[history.length - 1];
   if (!last || last.status !== 'CANCELLED') return null;
   const blobs = new TurnBlobs(blobStore, scope.orgId, scope.sessionId, last.id);
-  const [instruction, answer] = await Promise.all([blobs.getText(TURN_BLOBS.instruction), blobs.getText(TURN_BLOBS.answer)]);
+  const [instruction, answer] = await Promise.all([
+    blobs.getTextAt(last.fullInstructionUrl, TURN_BLOBS.instruction),
+    blobs.getTextAt(last.fullAgentAnswerUrl, TURN_BLOBS.answer),
+  ]);
   const partial = answer ?? last.agentAnswerSummary ?? '';
   const text = [
     'Your previous answer in this session was interrupted: the developer cancelled it before it was finished.',

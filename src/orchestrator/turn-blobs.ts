@@ -1,5 +1,8 @@
 import { contentTypeOf, type BlobStore } from '../blobs/blob-store.port';
-import { fileBlobKey, TURN_BLOBS, turnBlobKey, turnBlobUrl, type TurnBlobName } from '../domain/blob-keys';
+import { fileBlobKey, resolveBlobPath, TURN_BLOBS, turnBlobKey, turnBlobUrl, type TurnBlobName } from '../domain/blob-keys';
+
+/** Where the blob route serves the URLs turns store (`/blobs/sessions/...`). */
+const BLOB_ROUTE = '/blobs';
 
 /** One provider round as stored in the raw response payload blob. */
 export interface ResponseLogEntry {
@@ -29,6 +32,15 @@ export class TurnBlobs {
 
   getText(name: TurnBlobName): Promise<string | null> {
     return this.blobs.getText(turnBlobKey(this.orgId, this.sessionId, this.turnId, name));
+  }
+
+  /**
+   * A text by the URL the turn stores for it, else by its name: a fork's copied turns keep
+   * their source's URLs, so their texts are read where the source's turn stored them.
+   */
+  getTextAt(url: string | null, name: TurnBlobName): Promise<string | null> {
+    const resolved = url?.startsWith(BLOB_ROUTE) ? resolveBlobPath(this.orgId, url.slice(BLOB_ROUTE.length)) : null;
+    return resolved ? this.blobs.getText(resolved.key) : this.getText(name);
   }
 
   /** Appends the request of a round to the raw request payload; returns its URL. */

@@ -3,8 +3,13 @@ import type { EventLogEntities } from '../events/event-log.entities';
 import { EventLogWriter } from '../events/event-log-writer';
 import type { TurnEventSink } from '../events/turn-events';
 import type { Database } from '../persistence/database';
+import { urlMaker } from '../webhooks/webhook-payload';
+import { DEFAULT_WEBHOOK_RETRY_WINDOW_SECONDS } from '../webhooks/webhook-rules';
+import { WebhookOutbox } from '../webhooks/webhook-outbox';
+import type { ForkEntities } from './fork.entities';
 import type { ProvenanceEntities } from './provenance.entities';
 import { SessionBatchReads } from './session-batch-reads';
+import { SessionForks } from './session-forks';
 import { SessionLocks } from './session-locks';
 import { SessionReads } from './session-reads';
 import type { SessionEntities } from './session.entities';
@@ -12,11 +17,13 @@ import { TurnLeaseStore } from './turn-leases';
 import { TurnLifecycle } from './turn-lifecycle';
 
 export interface SessionStoreDeps {
-  readonly db: Database<SessionEntities & ProvenanceEntities & EventLogEntities>;
+  readonly db: Database<SessionEntities & ProvenanceEntities & EventLogEntities & ForkEntities>;
   /** Where status events go once their transaction has committed (the event bus). */
   readonly events: TurnEventSink;
   readonly now?: () => Date;
   readonly newId?: () => string;
+  /** How the webhook deliveries written with each change are made (config.ts `webhooks`; defaults: 24 h, gateway paths). */
+  readonly webhooks?: { readonly retryWindowSeconds: number; readonly publicUrl: string | null };
 }
 
 /**
@@ -32,21 +39,30 @@ export interface SessionStore {
   /** The only writer of sessions and turns. */
   readonly lifecycle: TurnLifecycle;
   readonly leases: TurnLeaseStore;
+  /** Forks: their writer and their lineage reads. */
+  readonly forks: SessionForks;
 }
 
 export function createSessionStore(deps: SessionStoreDeps): SessionStore {
   const now = deps.now ?? (() => new Date());
   const reads = new SessionReads(deps.db);
   const batch = new SessionBatchReads(deps.db);
+  const locks = new SessionLocks(deps.db);
+  const outbox = new WebhookOutbox(deps.db, {
+    now,
+    retryWindowMs: (deps.webhooks?.retryWindowSeconds ?? DEFAULT_WEBHOOK_RETRY_WINDOW_SECONDS) * 1000,
+    url: urlMaker(deps.webhooks?.publicUrl ?? null),
+  });
   const lifecycle = new TurnLifecycle({
     db: deps.db,
-    locks: new SessionLocks(deps.db),
+    locks,
     eventLog: new EventLogWriter(deps.db, now),
     events: deps.events,
+    outbox,
     reads,
     batch,
     now,
     newId: deps.newId ?? randomUUID,
   });
-  return { reads, batch, lifecycle, leases: new TurnLeaseStore(deps.db, now) };
+  return { reads, batch, lifecycle, leases: new TurnLeaseStore(deps.db, now), forks: new SessionForks(deps.db, { locks, outbox, now }) };
 }

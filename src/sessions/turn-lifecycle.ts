@@ -35,6 +35,7 @@ import { canManage } from '../domain/visibility';
 import type { EventLogWriter } from '../events/event-log-writer';
 import type { TurnEventSink, TurnStatusEvent } from '../events/turn-events';
 import type { Database } from '../persistence/database';
+import type { WebhookOutbox } from '../webhooks/webhook-outbox';
 import { StaleReadError, type SqlTransaction, type SqlValue, type Statement } from '../persistence/sql';
 import type { ProvenanceEntities } from './provenance.entities';
 import {
@@ -77,6 +78,8 @@ export interface TurnLifecycleDeps {
   readonly eventLog: EventLogWriter;
   /** Where events go once their transaction has committed. */
   readonly events: TurnEventSink;
+  /** Writes the webhook deliveries of a change inside the change's transaction. */
+  readonly outbox: Pick<WebhookOutbox, 'statements'>;
   readonly reads: Pick<SessionReader, 'getSession' | 'getTurn'>;
   readonly batch: Pick<SessionBatchReader, 'turnsOf'>;
   readonly now: () => Date;
@@ -243,7 +246,8 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
     this.written.forget(scope.orgId, turnId);
     return db.sqlTransaction(async (tx) => {
       const turn = pauseForToolCalls(toTurnRecord(await locks.turn(tx, scope, sessionId, turnId)), pause);
-      await tx.commitWith([updateTurn(UPDATE_TURN, turn, { owner: null, expiresAt: pause.waitUntil })]);
+      const writes = [updateTurn(UPDATE_TURN, turn, { owner: null, expiresAt: pause.waitUntil })];
+      await tx.commitWith([...writes, ...this.deps.outbox.statements({ kind: 'awaiting-tool-results', turn })]);
       return turn;
     });
   }
@@ -341,7 +345,8 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
 
   /** A new session's rows: the session, and its owner as its first participant. */
   private sessionWrites(owner: Caller, row: SessionRow): Statement[] {
-    return [{ sql: INSERT_SESSION, params: sessionValues(row) }, this.deps.locks.addParticipant(row, userHeader(owner), row.creationDate)];
+    const created = this.deps.outbox.statements({ kind: 'session-created', session: toSessionRecord(row), forkedFrom: null });
+    return [{ sql: INSERT_SESSION, params: sessionValues(row) }, this.deps.locks.addParticipant(row, userHeader(owner), row.creationDate), ...created];
   }
 
   /** A new PENDING turn's rows: the turn, its provenance index, and its session's counters. */
@@ -350,9 +355,9 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
   }
 
   /**
-   * Runs `writes`, then stores the status event, and commits. The event's statements come
-   * last: they lock the event counter row, which every turn change of every session passes,
-   * until COMMIT (on MySQL all of it is one round trip).
+   * Runs `writes` and the change's webhook deliveries, then stores the status event, and
+   * commits. The event's statements come last: they lock the event counter row, which every
+   * turn change of every session passes, until COMMIT (on MySQL all of it is one round trip).
    */
   private async commitWithEvent(
     tx: SqlTransaction,
@@ -361,8 +366,9 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
     previousStatus: TurnStatus | null,
   ): Promise<TurnStatusEvent> {
     const append = this.deps.eventLog.append(turn, previousStatus);
-    const results = await tx.commitWith([...writes, ...append.statements]);
-    return append.event(results.slice(writes.length));
+    const before = [...writes, ...this.deps.outbox.statements({ kind: 'turn-status', turn, previousStatus })];
+    const results = await tx.commitWith([...before, ...append.statements]);
+    return append.event(results.slice(before.length));
   }
 
   private async transition(

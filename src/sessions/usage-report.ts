@@ -14,7 +14,8 @@ interface RawRow {
 /**
  * Turns per UTC day by status, and their cost, for the usage chart: the whole organisation
  * for admins, the caller's own turns for everyone else. Counts every turn created in the
- * window, deleted sessions included (the cost was incurred all the same).
+ * window, deleted sessions included (the cost was incurred all the same), but not a fork's
+ * copies of turns, whose cost was incurred once, by the turns they copy.
  */
 export class UsageReport {
   constructor(
@@ -39,7 +40,9 @@ export class UsageReport {
       .where('s.orgId = :org', { org: caller.orgId })
       .andWhere('s.lastUpdatedDate >= :since', { since })
       .andWhere('t.orgId = :org')
-      .andWhere('t.creationDate >= :since');
+      .andWhere('t.creationDate >= :since')
+      // A fork's copies of earlier turns were counted (and charged) as the turns they copy.
+      .andWhere('NOT EXISTS (SELECT 1 FROM agent_session_turn_copies c WHERE c.turn_id = t.id)');
     if (!orgWide) qb.andWhere('t.createdByUserId = :user', { user: caller.userId });
     const raw = (await qb.groupBy('day').addGroupBy('t.status').getRawMany()) as RawRow[];
     const rows: UsageAggregateRow[] = raw.flatMap((r) =>

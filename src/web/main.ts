@@ -7,6 +7,7 @@ import { mountSessionsPage } from './sessions-page';
 import { showSignIn } from './sign-in';
 import { hasTokenInFragment, TOKEN_IN_ADDRESS, TOKEN_KEY, tokenProblem } from './token';
 import { mountUsagePage } from './usage-page';
+import { mountWebhooksPage } from './webhooks-page';
 
 const main = document.getElementById('main') as HTMLElement;
 const topbar = document.getElementById('topbar') as HTMLElement;
@@ -106,7 +107,7 @@ async function start(token: string): Promise<void> {
   };
 
   const nav = (route: Route, label: string) => h('a', { href: hrefOf(route), 'data-page': route.page }, label);
-  const links = [nav({ page: 'sessions' }, 'Sessions'), nav({ page: 'usage' }, 'Usage')];
+  const links = [nav({ page: 'sessions' }, 'Sessions'), nav({ page: 'usage' }, 'Usage'), ...(app.isAdmin ? [nav({ page: 'webhooks' }, 'Webhooks')] : [])];
   clear(
     topbar,
     brand,
@@ -136,9 +137,11 @@ async function start(token: string): Promise<void> {
     page =
       route.page === 'usage'
         ? mountUsagePage(app, main)
-        : route.page === 'session'
-          ? mountSessionPage(app, main, route.sessionId)
-          : mountSessionsPage(app, main);
+        : route.page === 'webhooks'
+          ? mountWebhooksPage(app, main)
+          : route.page === 'session'
+            ? mountSessionPage(app, main, route.sessionId)
+            : mountSessionsPage(app, main);
     showLive();
     window.scrollTo(0, 0);
   }

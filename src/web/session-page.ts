@@ -11,6 +11,7 @@ import {
 } from '../client';
 import type { App, Page } from './app';
 import { clear, formatNumber, formatUsd, h, statusBadge, timeAgo } from './dom';
+import { forkButton, lineageOf } from './fork-lineage';
 import { hrefOf } from './routes';
 
 const TURNS_PAGE = 50;
@@ -154,7 +155,7 @@ export function mountSessionPage(app: App, main: HTMLElement, sessionId: string)
         }, 'Cancel')
       : null;
     const usage = turn.usage
-      ? `${formatNumber(turn.usage.totalTokens)} tokens${turn.usage.isEstimated ? ' (estimated)' : ''} · ${formatUsd(turn.usage.estimatedCostUsd)}`
+      ? `${formatNumber(turn.usage.totalTokens)} tokens${turn.usage.isEstimated ? ' (estimated)' : ''} · ${formatUsd(turn.usage.estimatedCostUsd)}${turn.inheritedFrom ? ' · inherited' : ''}`
       : null;
     const answer = turn.agentAnswerSummary ?? (turn.errors.length ? turn.errors.join(' ') : turn.status === 'PENDING' ? 'Working on it…' : '—');
     return h(
@@ -169,6 +170,7 @@ export function mountSessionPage(app: App, main: HTMLElement, sessionId: string)
         h('span', { class: 'muted' }, timeAgo(turn.statusTimeStamp)),
         usage ? h('span', { class: 'muted usage' }, usage) : null,
         cancel,
+        forkButton(app, sessionId, turn, message),
       ),
       h('p', { class: 'label' }, 'Instruction'),
       h('p', { class: 'summary' }, turn.instructionSummary),
@@ -282,6 +284,7 @@ export function mountSessionPage(app: App, main: HTMLElement, sessionId: string)
         ' · ',
         turnCount,
       ),
+      lineageOf(s),
       notice,
       list,
       more,

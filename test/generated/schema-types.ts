@@ -103,7 +103,13 @@ export type AgentSession = {
   creationDate: Scalars['DateTimeISO']['output'];
   defaultLanguage?: Maybe<Scalars['String']['output']>;
   description?: Maybe<Scalars['String']['output']>;
+  /** The session and turn this session was forked at; null unless it is a fork. */
+  forkedFrom?: Maybe<SessionForkOrigin>;
+  /** Sessions forked from this one that the caller may read, newest first. */
+  forks: AgentSessionSummaryConnection;
   id: Scalars['ID']['output'];
+  /** A fork's copied turns' usage, charged to the turns they copy (not part of `usage`, which sums the turns run in this session); null unless it is a fork. */
+  inheritedUsage?: Maybe<TurnUsage>;
   isDeleted: Scalars['Boolean']['output'];
   isDraft: Scalars['Boolean']['output'];
   isPublic: Scalars['Boolean']['output'];
@@ -120,9 +126,15 @@ export type AgentSession = {
   turnCount: Scalars['Int']['output'];
   /** Ordered by sequenceNumber ascending. Forward pagination. */
   turns: AgentSessionTurnConnection;
-  /** Sum over the session's turns. */
+  /** Sum over the turns run in this session (a fork's copied turns are in inheritedUsage instead). */
   usage: TurnUsage;
   workspaceId?: Maybe<Scalars['String']['output']>;
+};
+
+
+export type AgentSessionForksArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -250,6 +262,8 @@ export type AgentSessionTurn = {
   fullAgentAnswerUrl?: Maybe<Scalars['String']['output']>;
   fullInstructionUrl?: Maybe<Scalars['String']['output']>;
   id: Scalars['ID']['output'];
+  /** For a turn a fork copied: the session and turn it is a copy of (its usage was charged there). Null for a turn run in this session. */
+  inheritedFrom?: Maybe<SessionForkOrigin>;
   instructionSummary: Scalars['String']['output'];
   mode: Scalars['String']['output'];
   openAIChainExpiresDate?: Maybe<Scalars['DateTimeISO']['output']>;
@@ -358,15 +372,25 @@ export type Mutation = {
   __typename?: 'Mutation';
   /** Stops a PENDING turn; it becomes CANCELLED. Idempotent on a CANCELLED turn. */
   cancelTurn: AgentSessionTurn;
+  /** The secret is shown in this answer only. */
+  createWebhookEndpoint: WebhookEndpointWithSecret;
   /** Soft delete (isDeleted = true). */
   deleteAgentSession: Scalars['Boolean']['output'];
+  deleteWebhookEndpoint: Scalars['ID']['output'];
   /** Runs the orchestrator and waits for the turn's outcome. */
   execute: AgentExecuteResponse;
   /** Creates the PENDING turn and returns at once; the orchestrator runs in the background. */
   executeAsync: AgentExecuteAccepted;
+  /** A new session of the caller's holding copies of the session's turns up to and including turnId (a finished turn), with their summaries, payload URLs and usage (inherited: not counted again). Its next execute continues turnId's provider conversation, or preloads a new one from the copies. Only readers of the session may fork it; the caller is the fork's only participant. */
+  forkAgentSession: AgentSession;
+  /** Sends a delivery again now, with the same webhook-id and a new retry window. */
+  redeliverWebhook: WebhookDelivery;
   /** Spec DD-006: a NEW turn with the same (or a new) instruction and fresh retrieval; the old turn is untouched. */
   rerunTurn: AgentExecuteResponse;
+  /** A new secret; the previous one keeps signing beside it for 24 hours. */
+  rotateWebhookSecret: WebhookEndpointWithSecret;
   updateAgentSession: AgentSession;
+  updateWebhookEndpoint: WebhookEndpoint;
   /** Admin only. */
   upsertAgentContext: AgentContext;
   /** Admin only. */
@@ -380,7 +404,17 @@ export type MutationCancelTurnArgs = {
 };
 
 
+export type MutationCreateWebhookEndpointArgs = {
+  input: WebhookEndpointInput;
+};
+
+
 export type MutationDeleteAgentSessionArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type MutationDeleteWebhookEndpointArgs = {
   id: Scalars['ID']['input'];
 };
 
@@ -395,6 +429,18 @@ export type MutationExecuteAsyncArgs = {
 };
 
 
+export type MutationForkAgentSessionArgs = {
+  name?: InputMaybe<Scalars['String']['input']>;
+  sessionId: Scalars['ID']['input'];
+  turnId: Scalars['ID']['input'];
+};
+
+
+export type MutationRedeliverWebhookArgs = {
+  deliveryId: Scalars['ID']['input'];
+};
+
+
 export type MutationRerunTurnArgs = {
   activeFiles?: InputMaybe<Array<ActiveFileInput>>;
   instruction?: InputMaybe<Scalars['String']['input']>;
@@ -404,9 +450,21 @@ export type MutationRerunTurnArgs = {
 };
 
 
+export type MutationRotateWebhookSecretArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
 export type MutationUpdateAgentSessionArgs = {
   id: Scalars['ID']['input'];
   patch: AgentSessionPatch;
+};
+
+
+export type MutationUpdateWebhookEndpointArgs = {
+  enabled?: InputMaybe<Scalars['Boolean']['input']>;
+  id: Scalars['ID']['input'];
+  input: WebhookEndpointInput;
 };
 
 
@@ -417,6 +475,11 @@ export type MutationUpsertAgentContextArgs = {
 
 export type MutationUpsertConversationContextArgs = {
   input: ConversationContextInput;
+};
+
+/** An object with a global id. */
+export type Node = {
+  id: Scalars['ID']['output'];
 };
 
 /** Why a turn's provider conversation started afresh instead of continuing the session's last one. */
@@ -456,6 +519,9 @@ export type Query = {
   turnsUsingFile: AgentSessionTurnConnection;
   /** Turns per day by status and their estimated cost over the last `days` days (1-366, today included, UTC): the organisation's for admins, the caller's own turns for everyone else. */
   usageByDay: UsageByDay;
+  /** An endpoint's deliveries, newest first. */
+  webhookDeliveries: WebhookDeliveryConnection;
+  webhookEndpoints: Array<WebhookEndpoint>;
 };
 
 
@@ -506,6 +572,22 @@ export type QueryTurnsUsingFileArgs = {
 
 export type QueryUsageByDayArgs = {
   days?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryWebhookDeliveriesArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  endpointId: Scalars['ID']['input'];
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** The session and turn a session was forked at. */
+export type SessionForkOrigin = {
+  __typename?: 'SessionForkOrigin';
+  /** Null when the caller may not read it (any more). */
+  session?: Maybe<AgentSession>;
+  /** Null when the caller may not read it (any more). */
+  turn?: Maybe<AgentSessionTurn>;
 };
 
 export type SkippedSnippetReason =
@@ -683,3 +765,86 @@ export type Viewer = {
   roles: Array<Scalars['String']['output']>;
   user: EntityHeader;
 };
+
+export type WebhookAttempt = {
+  __typename?: 'WebhookAttempt';
+  at: Scalars['DateTimeISO']['output'];
+  durationMs: Scalars['Int']['output'];
+  error?: Maybe<Scalars['String']['output']>;
+  /** The receiver's HTTP status; null when none arrived (timeout, connection error, refused address). */
+  statusCode?: Maybe<Scalars['Int']['output']>;
+};
+
+export type WebhookDelivery = {
+  __typename?: 'WebhookDelivery';
+  /** Oldest first (the newest 50). */
+  attempts: Array<WebhookAttempt>;
+  createdAt: Scalars['DateTimeISO']['output'];
+  eventType: WebhookEventType;
+  id: Scalars['ID']['output'];
+  nextAttemptAt?: Maybe<Scalars['DateTimeISO']['output']>;
+  sessionId?: Maybe<Scalars['ID']['output']>;
+  status: WebhookDeliveryStatus;
+  turnId?: Maybe<Scalars['ID']['output']>;
+  /** The webhook-id header: the same on every attempt at this event. */
+  webhookId: Scalars['String']['output'];
+};
+
+export type WebhookDeliveryConnection = {
+  __typename?: 'WebhookDeliveryConnection';
+  edges: Array<WebhookDeliveryEdge>;
+  pageInfo: PageInfo;
+};
+
+export type WebhookDeliveryEdge = {
+  __typename?: 'WebhookDeliveryEdge';
+  cursor: Scalars['String']['output'];
+  node: WebhookDelivery;
+};
+
+export type WebhookDeliveryStatus =
+  /** No attempt is made again (last retry spent, a 4xx, a refused address, or 410 Gone); redeliverWebhook sends it again. */
+  | 'FAILED'
+  /** Not delivered yet; attempted again at nextAttemptAt. */
+  | 'PENDING'
+  /** The receiver answered 2xx. */
+  | 'SUCCEEDED';
+
+/** A receiver of the organisation's webhooks (Standard Webhooks). */
+export type WebhookEndpoint = Node & {
+  __typename?: 'WebhookEndpoint';
+  createdAt: Scalars['DateTimeISO']['output'];
+  description?: Maybe<Scalars['String']['output']>;
+  /** Why the gateway disabled it (the receiver answered 410 Gone); null otherwise. */
+  disabledReason?: Maybe<Scalars['String']['output']>;
+  enabled: Scalars['Boolean']['output'];
+  events: Array<WebhookEventType>;
+  id: Scalars['ID']['output'];
+  url: Scalars['String']['output'];
+};
+
+export type WebhookEndpointInput = {
+  description?: InputMaybe<Scalars['String']['input']>;
+  events: Array<WebhookEventType>;
+  /** https:// (http:// for localhost outside production). */
+  url: Scalars['String']['input'];
+};
+
+export type WebhookEndpointWithSecret = {
+  __typename?: 'WebhookEndpointWithSecret';
+  endpoint: WebhookEndpoint;
+  /** The signing secret (whsec_…), shown only here: store it now. */
+  secret: Scalars['String']['output'];
+};
+
+export type WebhookEventType =
+  /** A session was created (by an execute, or by forkAgentSession). */
+  | 'SESSION_CREATED'
+  /** A turn waits for the results of client tools (AGN-033 continuation). */
+  | 'TURN_AWAITING_TOOL_RESULTS'
+  /** A turn was cancelled. */
+  | 'TURN_CANCELLED'
+  /** A turn completed. */
+  | 'TURN_COMPLETED'
+  /** A turn failed. */
+  | 'TURN_FAILED';

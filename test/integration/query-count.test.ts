@@ -42,7 +42,7 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
 
   beforeAll(async () => {
     // The periodic turn sweeper's own queries must not be counted with the request's.
-    t = await startGateway({ database, hooks: { sweeper: false } });
+    t = await startGateway({ database, hooks: { sweeper: false, webhookSender: false } });
     await seedDemoData({ sessions: t.gateway.sessions.lifecycle, contexts: t.gateway.services.contexts }, { orgId: 'acme', orgName: 'Acme', users: 4, sessions: 300, turnsPerSession: 1, randomSeed: 7 });
   }, 120_000);
   afterAll(() => t.close());

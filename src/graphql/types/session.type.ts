@@ -33,7 +33,7 @@ export class AgentSession extends SessionCore {
   @Field(() => String, { nullable: true }) workspaceId!: string | null;
   @Field(() => String, { nullable: true }) repo!: string | null;
   @Field(() => String, { nullable: true }) defaultLanguage!: string | null;
-  @Field(() => TurnUsage, { description: "Sum over the session's turns." }) usage!: TurnUsage;
+  @Field(() => TurnUsage, { description: "Sum over the turns run in this session (a fork's copied turns are in inheritedUsage instead)." }) usage!: TurnUsage;
 }
 
 @ObjectType({ description: 'List-view projection of a session (spec DD-003 / DD-007).', simpleResolvers: true })

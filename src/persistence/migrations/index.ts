@@ -7,6 +7,8 @@ import { FidChainTurnRequestMetadata1764500000000 } from './1764500000000-fid-ch
 import { ServerToolsAudit1764650000000 } from './1764650000000-server-tools-audit';
 import { TurnRevision1764700000000 } from './1764700000000-turn-revision';
 import { SessionVisibilityIndex1764800000000 } from './1764800000000-session-visibility-index';
+import { Webhooks1765000000000 } from './1765000000000-webhooks';
+import { SessionForks1765000000001 } from './1765000000001-session-forks';
 
 /** Every migration, oldest first. New ones are appended, never edited. */
 export const migrations = [
@@ -19,4 +21,6 @@ export const migrations = [
   ServerToolsAudit1764650000000,
   TurnRevision1764700000000,
   SessionVisibilityIndex1764800000000,
+  Webhooks1765000000000,
+  SessionForks1765000000001,
 ];

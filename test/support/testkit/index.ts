@@ -61,7 +61,7 @@ export interface GatewayOptions {
   readonly clock?: TestClock;
   /** 'none' (the default), 'seeded' (an agent and a conversation context by `boss`) or another gateway's. */
   readonly contexts?: 'none' | 'seeded' | SeededContexts;
-  readonly hooks?: Pick<GatewayHooks, 'sweeper' | 'dashboardDir'>;
+  readonly hooks?: Pick<GatewayHooks, 'sweeper' | 'dashboardDir' | 'webhookSender' | 'webhookResolve'>;
   /**
    * Another instance of the peer's deployment: its database (MySQL), data directory, provider,
    * bus and contexts are the peer's, whatever else these options say.
