@@ -1,4 +1,5 @@
-import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Resolver, Root } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, Int, Mutation, Resolver, Root } from 'type-graphql';
+import { ID } from '../scalars/id.scalar';
 import type { SessionRecord } from '../../domain/session';
 import type { ForkOrigin } from '../../domain/session-fork';
 import type { TurnRecord } from '../../domain/turn';

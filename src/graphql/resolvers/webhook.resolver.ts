@@ -1,4 +1,5 @@
-import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { ID } from '../scalars/id.scalar';
 import type { WebhookDeliveryRecord, WebhookEndpointRecord, WebhookEndpointWithSecret as WithSecret } from '../../webhooks/webhook-endpoints';
 import type { GraphQLContext } from '../context';
 import { WebhookEndpointInput } from '../inputs/webhook.input';

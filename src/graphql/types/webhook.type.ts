@@ -1,4 +1,5 @@
-import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { Field, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { ID } from '../scalars/id.scalar';
 import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, type WebhookDeliveryStatus as DeliveryStatus, type WebhookEventType as EventType } from '../../webhooks/webhook-rules';
 import { PageInfo } from './common.type';
 import { Node } from './node.type';
