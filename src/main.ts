@@ -51,6 +51,10 @@ import { TurnProvenance } from './sessions/turn-provenance';
 import { UsageReport } from './sessions/usage-report';
 import type { Resolve } from './webhooks/webhook-http';
 import { createWebhooks } from './webhooks/webhooks';
+import { AlgorithmRoutingVerifier } from './auth/algorithm-routing';
+import { JwksTokenVerifier } from './auth/jwks.adapter';
+import { SharedSecretTokenVerifier } from './auth/shared-secret.adapter';
+import type { TokenVerifier } from './auth/token-verifier.port';
 
 export interface Gateway {
   readonly config: Config;
@@ -188,8 +192,10 @@ export async function createGateway(
   const server = createServer();
   const executor = new SubscriptionExecutor({ logger, shared: config.live.wsSharedExecution, formatError: protection.formatError });
   const operationNames = new OperationNames();
+  const tokens = tokenVerifier(config, logger);
   const operations = new LiveOperations({
     config,
+    tokens,
     logger,
     services,
     protection,
@@ -200,6 +206,7 @@ export async function createGateway(
   const sse = createGraphQLSse({ config, logger, operations });
   const { handle, apollo } = await createHttpApp({
     config,
+    tokens,
     logger,
     services,
     protection,
@@ -208,11 +215,11 @@ export async function createGateway(
     httpServer: server,
     middleware: [httpInstrumentation(metrics, tracing)],
     plugins: [operationMetricsPlugin(metrics, operationNames)],
-    plainRoutes: [restExecuteRoute({ handler, jwtSecret: config.jwtSecret, bodyLimitBytes: config.limits.bodyLimitBytes, logger })],
+    plainRoutes: [restExecuteRoute({ handler, tokens, bodyLimitBytes: config.limits.bodyLimitBytes, logger })],
     routers: [
       metricsRouter({ render: () => metrics.render(), contentType: metrics.contentType, token: config.metricsToken }),
       sse.router,
-      blobRouter({ blobs, sessions: store.reads, jwtSecret: config.jwtSecret, logger }),
+      blobRouter({ blobs, sessions: store.reads, tokens, logger }),
       // Built next to this file by `npm run build` (dist/web).
       dashboardRouter({ dir: hooks.dashboardDir ?? join(__dirname, 'web'), logger }),
     ],
@@ -408,6 +415,14 @@ async function runHooks(hooks: readonly { name: string; hook: () => Promise<void
   clearTimeout(timer);
 }
 
+/** HS256 with JWT_SECRET (or the development secret), the identity provider's JWKS, or both (issue 41). */
+function tokenVerifier({ auth, jwtSecret }: Config, logger: Logger): TokenVerifier {
+  return new AlgorithmRoutingVerifier({
+    sharedSecret: auth.acceptSharedSecret ? new SharedSecretTokenVerifier(jwtSecret) : null,
+    provider: auth.oidc ? new JwksTokenVerifier(auth.oidc, logger) : null,
+  });
+}
+
 async function main(): Promise<void> {
   let config: Config;
   try {
@@ -420,7 +435,10 @@ async function main(): Promise<void> {
     throw e;
   }
   const logger = createLogger(config.logLevel);
-  if (config.jwtSecretIsDefault) {
+  if (config.auth.oidc && !config.auth.oidc.issuer) {
+    logger.warn('AUTH_JWKS_URL without AUTH_ISSUER: the "iss" of tokens is not checked');
+  }
+  if (config.jwtSecretIsDefault && config.auth.acceptSharedSecret) {
     logger.warn('JWT_SECRET is not set: using the development secret; tokens from `npm run token` will work');
   }
   if (!config.openaiApiKey) {
