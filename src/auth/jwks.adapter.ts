@@ -85,7 +85,7 @@ export class JwksTokenVerifier implements TokenVerifier {
   private refusal(e: unknown): DomainError {
     if (e instanceof errors.JWTExpired) return unauthenticated('token expired');
     if (e instanceof errors.JWTClaimValidationFailed) {
-      return unauthenticated(e.claim === 'nbf' ? 'token not valid yet ("nbf")' : `token claim "${e.claim}" is not accepted (${e.reason})`);
+      return unauthenticated(e.claim === 'nbf' ? 'token not valid yet ("nbf")' : `token refused: ${e.message}`);
     }
     if (e instanceof errors.JOSEAlgNotAllowed) return unauthenticated(`token algorithm not accepted (AUTH_ALGORITHMS: ${this.config.algorithms.join(', ')})`);
     if (e instanceof errors.JWKSNoMatchingKey) return unauthenticated("token not signed by a key of the identity provider");
