@@ -221,7 +221,11 @@ export async function createGateway(
       sse.router,
       blobRouter({ blobs, sessions: store.reads, tokens, logger }),
       // Built next to this file by `npm run build` (dist/web).
-      dashboardRouter({ dir: hooks.dashboardDir ?? join(__dirname, 'web'), logger }),
+      dashboardRouter({
+        dir: hooks.dashboardDir ?? join(__dirname, 'web'),
+        logger,
+        signIn: { paste: !(config.auth.dashboard && config.isProduction), provider: config.auth.dashboard },
+      }),
     ],
   });
   server.on('request', handle);
