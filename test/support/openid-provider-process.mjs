@@ -1,7 +1,7 @@
 // A real OpenID Provider for the tests (issue 41): `oidc-provider`, certified, in a child
 // process of its own (it is an ES module; jest loads CommonJS). Nothing reaches the internet.
 //
-// Environment: PORT (0 = a free one), CLIENTS (JSON client metadata), ACCOUNTS (JSON: account
+// Environment: PORT (0 = a free one), ACCESS_TOKEN_TTL (seconds, default 300), CLIENTS (JSON client metadata), ACCOUNTS (JSON: account
 // id -> extra access-token claims), KEYS (JSON: the private JWKs to sign with; the first of an
 // algorithm signs). Prints `ready <issuer>` on stdout once it listens.
 // POST /__test/keys {"keys": [...]} swaps the key set (rotation) without restarting, as a
@@ -31,7 +31,7 @@ function build() {
       resourceIndicators: {
         enabled: true,
         useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx, resource) => ({ scope: 'api', audience: resource, accessTokenFormat: 'jwt', accessTokenTTL: 300 }),
+        getResourceServerInfo: (_ctx, resource) => ({ scope: 'api', audience: resource, accessTokenFormat: 'jwt', accessTokenTTL: Number(process.env.ACCESS_TOKEN_TTL ?? 300) }),
       },
     },
     // Claims of the tenant and roles, as an Auth0 action or Keycloak mapper would add them.

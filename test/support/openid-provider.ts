@@ -40,6 +40,8 @@ export interface ProviderOptions {
   /** Account id -> extra claims of its access tokens. */
   readonly accounts?: Readonly<Record<string, Record<string, unknown>>>;
   readonly port?: number;
+  /** Lifetime of the access tokens it issues, in seconds (default 300). */
+  readonly accessTokenTtl?: number;
 }
 
 /** Starts `oidc-provider` (test/support/openid-provider-process.mjs) in a child process on 127.0.0.1. */
@@ -52,6 +54,7 @@ export function startOpenIdProvider(options: ProviderOptions): Promise<OpenIdPro
       KEYS: JSON.stringify(options.keys.map((k) => k.jwk)),
       CLIENTS: JSON.stringify(options.clients),
       ACCOUNTS: JSON.stringify(options.accounts ?? {}),
+      ACCESS_TOKEN_TTL: String(options.accessTokenTtl ?? 300),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
