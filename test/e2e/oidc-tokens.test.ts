@@ -162,7 +162,7 @@ describe('tokens of an OpenID Provider (oidc-provider)', () => {
     await op.setKeys([first]);
   });
 
-  it('answers 503, and keeps serving, when the provider cannot be reached; HS256 service tokens still work', async () => {
+  it('answers 503 (WebSocket: 1013, retried by clients), and keeps serving, when the provider cannot be reached; HS256 service tokens still work', async () => {
     const port = await new Promise<number>((done) => {
       const probe = createServer().listen(0, '127.0.0.1', () => {
         const { port } = probe.address() as { port: number };
@@ -176,6 +176,11 @@ describe('tokens of an OpenID Provider (oidc-provider)', () => {
       expect(res.status).toBe(503);
       expect(((await res.json()) as { errors: { extensions: { code: string } }[] }).errors[0]?.extensions.code).toBe('SERVICE_UNAVAILABLE');
       expect((await rawStream(away.url, { token, body: { query: ME } })).status).toBe(503);
+      let closedWith = 0;
+      const ws = wsClient(away.url, token, { onClosed: (code) => (closedWith = code) });
+      await subscribe(ws, ME).done.catch(() => undefined);
+      await ws.dispose();
+      expect(closedWith).toBe(1013);
       expect((await fetch(`${away.url}/healthz`)).status).toBe(200);
       // JWT_SECRET is set for this gateway (testkit): service-to-service HS256 tokens still pass.
       expect((await away.gql(away.token({ userId: 'svc-batch' }), ME)).body.data).toMatchObject({ me: { user: { id: 'svc-batch' } } });
