@@ -132,30 +132,33 @@ export class TurnEventSequencer {
   /** Reads what is missing from turn_events, for the orgs listened to or waiting on a gap, and delivers it in order. */
   private catchUp(): void {
     if (this.filling || this.closed) return;
-    this.filling = (async () => {
-      try {
-        const wanted = [...this.orgs].filter(([, s]) => s.listeners.size > 0 || s.held.size > 0).map(([orgId]) => orgId);
-        for (let i = 0; i < wanted.length; i += ORGS_PER_READ) {
-          const { byOrg, floor } = await this.events.latestIds(wanted.slice(i, i + ORGS_PER_READ));
-          this.floor = Math.max(this.floor, floor);
-          for (const [orgId, through] of byOrg) await this.fill(orgId, through);
-        }
-        if (this.failing) this.logger.info('missing status events read again');
-        this.failing = false;
-      } catch (e) {
-        // Once per outage, not on every retry.
-        if (!this.failing) this.logger.error({ err: e }, 'could not read missing status events; retrying');
-        this.failing = true;
-      } finally {
-        this.filling = null;
-        let held = false;
-        for (const stream of this.orgs.values()) {
-          this.flushHeld(stream);
-          held ||= stream.held.size > 0;
-        }
-        if (held || this.failing) this.scheduleCatchUp(this.gapWaitMs * 5);
+    // `finally` runs after the assignment even when there is nothing to read (no await inside).
+    this.filling = this.readMissing().finally(() => {
+      this.filling = null;
+      let held = false;
+      for (const stream of this.orgs.values()) {
+        this.flushHeld(stream);
+        held ||= stream.held.size > 0;
       }
-    })();
+      if (held || this.failing) this.scheduleCatchUp(this.gapWaitMs * 5);
+    });
+  }
+
+  private async readMissing(): Promise<void> {
+    try {
+      const wanted = [...this.orgs].filter(([, s]) => s.listeners.size > 0 || s.held.size > 0).map(([orgId]) => orgId);
+      for (let i = 0; i < wanted.length; i += ORGS_PER_READ) {
+        const { byOrg, floor } = await this.events.latestIds(wanted.slice(i, i + ORGS_PER_READ));
+        this.floor = Math.max(this.floor, floor);
+        for (const [orgId, through] of byOrg) await this.fill(orgId, through);
+      }
+      if (this.failing) this.logger.info('missing status events read again');
+      this.failing = false;
+    } catch (e) {
+      // Once per outage, not on every retry.
+      if (!this.failing) this.logger.error({ err: e }, 'could not read missing status events; retrying');
+      this.failing = true;
+    }
   }
 
   /** Delivers the org's stored events up to `through` that have not been delivered yet. */

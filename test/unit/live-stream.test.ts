@@ -96,6 +96,21 @@ describe('the status event sequencer', () => {
     expect(got).toEqual([1, 2]);
   });
 
+  it('still reads gaps after a reconnect that came while no org was listened to', async () => {
+    const bus = new FakeBus();
+    const history = new FakeHistory();
+    const seq = new TurnEventSequencer(bus, history, logger, { gapWaitMs: 20 });
+    await seq.start();
+    bus.resyncListener?.();
+    await sleep(10);
+    const got: number[] = [];
+    seq.subscribe('acme', (e) => got.push(e.eventId));
+    history.stored.push(event(1), event(2));
+    bus.publish(event(2));
+    await sleep(60);
+    expect(got).toEqual([1, 2]);
+  });
+
   it('keeps trying to catch up while the store is unreachable', async () => {
     const { bus, history, got } = await sequencer();
     history.stored.push(event(1), event(2));
