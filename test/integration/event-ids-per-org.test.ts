@@ -115,10 +115,12 @@ describeWithMysql('turn changes of different orgs on MySQL/MariaDB', () => {
         const caller = user(`user-${i}`, `org-${i % 20}`);
         return sessions.startSession(caller, { name: `burst ${i}`, agentContextId: 'ac' }, { instructionSummary: 'go' });
       });
+      let timer: NodeJS.Timeout | undefined;
       const settled = await Promise.race([
         Promise.all(others).then(() => 'all committed'),
-        new Promise<string>((resolve) => setTimeout(() => resolve('still waiting'), 15_000)),
+        new Promise<string>((resolve) => (timer = setTimeout(() => resolve('still waiting'), 15_000))),
       ]);
+      clearTimeout(timer);
       expect(settled).toBe('all committed');
       expect(acmeDone).toBe(false);
       await holder.query('COMMIT');
