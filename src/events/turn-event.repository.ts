@@ -96,7 +96,7 @@ export class TurnEventRepository implements TurnEventHistory {
         oldestResumableEventId: String(prunedId),
       });
     }
-    if (afterId > lastId) throw new DomainError('BAD_USER_INPUT', 'afterEventId is not an event id of this deployment', { argument: 'afterEventId' });
+    if (afterId > lastId) throw new DomainError('BAD_USER_INPUT', 'afterEventId is not an event id of your organisation', { argument: 'afterEventId' });
   }
 
   /**
