@@ -8,7 +8,7 @@ import type { TurnStatusEvent } from './turn-events';
 const EVENT_COLUMNS = `org_id, session_id, turn_id, sequence_number, previous_status, status, status_time_stamp,
   created_by_user_id, created_by_user_name, recorded_date`;
 
-/** Where an org without a counter row starts: the frozen deployment-wide sequence (migration 1765100000000). */
+/** Where an org without a counter row starts: the frozen deployment-wide sequence (migration 1765200000000). */
 const FLOOR = `(SELECT value FROM event_counters WHERE name = 'turn_events')`;
 const PRUNED_FLOOR = `(SELECT value FROM event_counters WHERE name = 'turn_events_pruned')`;
 

@@ -19,7 +19,7 @@ export interface TurnEventRow {
 }
 
 /**
- * Named counters, frozen since event ids became per org (migration 1765100000000): the last
+ * Named counters, frozen since event ids became per org (migration 1765200000000): the last
  * id and the pruning horizon of the one deployment-wide sequence before. They are where an
  * org without an org_event_counters row starts, so an id handed out before stays valid.
  */

@@ -7,7 +7,7 @@ import { addTurn, completeTurn } from '../support/turns';
 import { alice, startGateway, user, type TestGateway } from '../support/testkit';
 
 const globexUser = user('gina', 'globex');
-const MIGRATION = 'EventIdsPerOrg1765100000000';
+const MIGRATION = 'EventIdsPerOrg1765200000000';
 
 function perOrgSuite(open: TestDatabaseFactory): void {
   let t: TestDatabase;

@@ -20,8 +20,8 @@ const SECONDARY_INDEXES = [
  *
  * `down` fails once two orgs have events with the same id (the old key cannot hold both).
  */
-export class EventIdsPerOrg1765100000000 implements MigrationInterface {
-  name = 'EventIdsPerOrg1765100000000';
+export class EventIdsPerOrg1765200000000 implements MigrationInterface {
+  name = 'EventIdsPerOrg1765200000000';
 
   async up(q: QueryRunner): Promise<void> {
     const dialect = dialectOf(q.connection.options.type);
