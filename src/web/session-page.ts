@@ -64,7 +64,8 @@ export function mountSessionPage(app: App, main: HTMLElement, sessionId: string)
       render(agentSession);
       addTurns(agentSession.turns);
       stopStatus = app.client.subscribe(TurnStatusChangedDocument, { sessionId, afterEventId: from }, {
-        next: ({ turnStatusChanged }) => showTurn(turnStatusChanged.turn),
+        // The event's own previousStatus says whether the turn is new; its `turn` is the turn as it is now.
+        next: ({ turnStatusChanged }) => showTurn(turnStatusChanged.turn, { isNew: turnStatusChanged.previousStatus === null }),
         error: (error) => {
           app.onError(error);
           notice.textContent = `Live updates stopped: ${error.message}. Reload the page to catch up.`;
@@ -90,15 +91,19 @@ export function mountSessionPage(app: App, main: HTMLElement, sessionId: string)
   }
 
   function addTurns(page: Session['turns']): void {
-    for (const { node } of page.edges) showTurn(node, true);
+    for (const { node } of page.edges) showTurn(node, { fromPage: true });
     turnsCursor = page.pageInfo.hasNextPage ? page.pageInfo.endCursor ?? null : null;
     more.hidden = turnsCursor === null;
   }
 
-  /** A turn as it is now: its row replaced in place, or added at the end once every older turn is shown. */
-  function showTurn(turn: TurnRowFragment, fromPage = false): void {
+  /**
+   * A turn as it is now: its row replaced in place, or added at the end once every older turn
+   * is shown. `isNew`: a status event says the turn was just added (an older turn not loaded
+   * yet is not counted again).
+   */
+  function showTurn(turn: TurnRowFragment, { fromPage = false, isNew = false }: { fromPage?: boolean; isNew?: boolean } = {}): void {
     const known = turns.get(turn.id);
-    if (!known && !fromPage) turnCount.textContent = `${formatNumber(++turnTotal)} turns`;
+    if (!known && isNew) turnCount.textContent = `${formatNumber(++turnTotal)} turns`;
     const element = turnElement(turn);
     if (known) known.element.replaceWith(element);
     else if (fromPage || turnsCursor === null) list.append(element);

@@ -510,7 +510,7 @@ export type Query = {
   agentSessionsForUser: AgentSessionSummaryConnection;
   conversationContexts: Array<ConversationContext>;
   lastAgentSessionTurn?: Maybe<AgentSessionTurn>;
-  /** The newest status-event id handed out so far. Read it before loading a list, then subscribe with it as afterEventId: nothing that changes after this query is missed. */
+  /** The newest status-event id handed out so far in the caller's org (ids are per org). Read it before loading a list, then subscribe with it as afterEventId: nothing that changes after this query is missed. */
   latestEventId: Scalars['ID']['output'];
   me: Viewer;
   /** Turns whose retrieval returned this chunk (a vector point id), newest first. */
@@ -708,7 +708,7 @@ export type TurnOutputDelta = {
 export type TurnStatusChangedEvent = {
   __typename?: 'TurnStatusChangedEvent';
   createdByUser: EntityHeader;
-  /** Durable, strictly increasing across the whole deployment; pass it back as afterEventId to resume. */
+  /** Durable, strictly increasing within the org (each org has its own sequence); pass it back as afterEventId to resume. */
   eventId: Scalars['ID']['output'];
   previousStatus?: Maybe<AgentSessionTurnStatus>;
   sequenceNumber: Scalars['Int']['output'];
@@ -716,7 +716,7 @@ export type TurnStatusChangedEvent = {
   sessionId: Scalars['ID']['output'];
   status: AgentSessionTurnStatus;
   statusTimeStamp: Scalars['DateTimeISO']['output'];
-  /** Resolvable like any turn/summary (DataLoader-batched). */
+  /** The turn as it is when the event is delivered (DataLoader-batched). On an event replayed from afterEventId that can be later than the change: status, previousStatus and statusTimeStamp are the change itself, as stored when it happened. */
   turn: AgentSessionTurn;
   turnId: Scalars['ID']['output'];
 };

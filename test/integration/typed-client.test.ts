@@ -107,7 +107,7 @@ function clientSuite(options: () => GatewayOptions, transport: 'ws' | 'sse'): vo
     const mine = await sessions.createSession(alice, { name: 'resume me', agentContextId: 'ac' });
     const other = await sessions.createSession(bob, { name: 'elsewhere', agentContextId: 'ac' });
     const { history } = t.gateway.services.live;
-    const start = await history.latestId();
+    const start = await history.latestId('acme');
     const org = new Seen<SessionActivitySubscription>();
     const session = new Seen<TurnStatusChangedSubscription>();
     // No afterEventId: the client pins the newest id itself, so even a drop before the first event loses nothing.
