@@ -128,7 +128,7 @@ if (!args.includes('--no-typecheck')) {
 // The layer rules of ARCHITECTURE.md (.dependency-cruiser.js): an arrow that points the wrong way fails the run.
 const layers = spawnSync(
   process.execPath,
-  [join('node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs'), '--config', '.dependency-cruiser.js', 'src'],
+  [join('node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs'), '--config', '.dependency-cruiser.js', 'src', 'packages/client/src'],
   { stdio: 'inherit' },
 );
 if (layers.status !== 0) {

@@ -8,7 +8,7 @@ import {
   TurnStatusChangedDocument,
   type SessionDetailQuery,
   type TurnRowFragment,
-} from '../client';
+} from '../../packages/client/src';
 import type { App, Page } from './app';
 import { clear, formatNumber, formatUsd, h, statusBadge, timeAgo } from './dom';
 import { forkButton, lineageOf } from './fork-lineage';

@@ -11,7 +11,7 @@ import {
   type GatewayClient,
   type SessionActivitySubscription,
   type TurnStatusChangedSubscription,
-} from '../../src/client';
+} from '../../packages/client/src';
 import type { Caller } from '../../src/domain/caller';
 import type { SessionStore } from '../../src/sessions/session-store';
 import { describeWithMysql, describeWithRedis } from '../support/services';
