@@ -427,6 +427,8 @@ async function main(): Promise<void> {
       events: config.live.redisUrl ? 'redis' : 'in-process',
       llm: config.openaiApiKey ? `openai (${config.openaiBaseUrl ?? 'api.openai.com'})` : 'offline',
       blobs: config.blobs.s3Bucket ? `s3://${config.blobs.s3Bucket}` : `sqlite in ${config.dataDir}/blobs.sqlite`,
+      dashboard: `${url}/dashboard`,
+      token: 'npm run --silent token -- --user <id> --org <id> [--admin]',
     },
     'gateway listening',
   );
