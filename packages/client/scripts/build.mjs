@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run build` (and `prepack`) of the client package: an ES module and a CommonJS build of
+// `npm run build` (and `prepack`) of the client package (`--js-only`: the bundles without declarations): an ES module and a CommonJS build of
 // src/index.ts, each one file, with graphql, graphql-ws and graphql-sse left to the app, and
 // type declarations. esbuild and typescript come from the repository's root devDependencies.
 import { spawnSync } from 'node:child_process';
@@ -26,6 +26,8 @@ const common = {
 await build({ ...common, format: 'esm', outfile: join(dist, 'index.mjs') });
 await build({ ...common, format: 'cjs', outfile: join(dist, 'index.cjs') });
 
+// The gateway's own build (`npm run build` at the root) wants the JavaScript only, for the examples.
+if (process.argv.includes('--js-only')) process.exit(0);
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const types = spawnSync(process.execPath, [tsc, '-p', join(here, 'tsconfig.json')], { stdio: 'inherit' });
 if (types.status !== 0) process.exit(types.status ?? 1);
