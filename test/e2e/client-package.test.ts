@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -12,7 +12,9 @@ import { alice, startGateway, type TestGateway } from '../support/testkit';
  * it), the tarball installed into a fresh app with nothing of this repository around it, and
  * the app importing it both ways and talking to a started gateway over both transports.
  * No network: the client's own dependencies are packed from this checkout's node_modules and
- * installed beside it with --offline.
+ * installed beside it with --offline. It packs a copy of packages/client (its build tools
+ * reached through a node_modules link), so the examples' suite, which imports the package's
+ * build, never sees its dist/ rebuilt under it.
  */
 const DEPENDENCIES = ['graphql', 'graphql-ws', 'graphql-sse', '@graphql-typed-document-node/core', 'ws'];
 
@@ -43,6 +45,7 @@ describe('the client package, packed and installed into a fresh app', () => {
   let t: TestGateway;
   let dir: string;
   let appDir: string;
+  let packageDir: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'gw-client-pack-'));
@@ -50,7 +53,10 @@ describe('the client package, packed and installed into a fresh app', () => {
     appDir = join(dir, 'app');
     mkdirSync(packs);
     mkdirSync(appDir);
-    execFileSync('npm', ['pack', '--silent', '--pack-destination', packs], { cwd: join(projectRoot, 'packages/client'), stdio: ['ignore', 'ignore', 'inherit'] });
+    packageDir = join(dir, 'client');
+    cpSync(join(projectRoot, 'packages/client'), packageDir, { recursive: true, filter: (src) => !/[\\/](dist|node_modules)$/.test(src) });
+    symlinkSync(join(projectRoot, 'node_modules'), join(packageDir, 'node_modules'), 'dir');
+    execFileSync('npm', ['pack', '--silent', '--pack-destination', packs], { cwd: packageDir, stdio: ['ignore', 'ignore', 'inherit'] });
     for (const name of DEPENDENCIES) {
       execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', packs], { cwd: join(projectRoot, 'node_modules', name), stdio: 'ignore' });
     }
@@ -73,7 +79,7 @@ describe('the client package, packed and installed into a fresh app', () => {
   });
 
   it('holds the builds, the types and nothing of the server', () => {
-    const files = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: join(projectRoot, 'packages/client'), encoding: 'utf8' });
+    const files = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: packageDir, encoding: 'utf8' });
     const paths = (JSON.parse(files) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
     expect(paths).toEqual(expect.arrayContaining(['dist/index.mjs', 'dist/index.cjs', 'dist/types/index.d.ts', 'package.json']));
     expect(paths.filter((p) => !/^(dist\/|src\/operations\/|package\.json$|README\.md$)/.test(p))).toEqual([]);
