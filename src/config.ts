@@ -390,7 +390,11 @@ function checkDatabaseUrl(url: string): void {
   if (!/^(mysql|mariadb):\/\//.test(url) || !URL.canParse(url)) {
     throw new ConfigError('DATABASE_URL must be a mysql:// (or mariadb://) URL');
   }
-  const socketPath = new URL(url).searchParams.get('socketPath');
+  const parsed = new URL(url);
+  if (parsed.pathname.replace(/^\//, '') === '') {
+    throw new ConfigError('DATABASE_URL must name a database: mysql://user:pass@host:3306/<database>');
+  }
+  const socketPath = parsed.searchParams.get('socketPath');
   if (socketPath !== null && !socketPath.startsWith('/')) {
     throw new ConfigError("DATABASE_URL: socketPath must be the absolute path of the server's Unix socket");
   }

@@ -9,7 +9,7 @@ import { LimitedExecuteBudget } from './budgets/execute-budget';
 import type { ExecuteBudget } from './budgets/execute-budget.port';
 import { memoryBudgetStores } from './budgets/memory-budget.adapter';
 import { SqliteBlobStore } from './blobs/sqlite.adapter';
-import { ConfigError, loadConfig, type Config } from './config';
+import { loadConfig, type Config } from './config';
 import { ContextDirectory } from './contexts/context-directory';
 import { EventPruner } from './events/event-pruner';
 import { openGatewayDatabase, type GatewayDatabase } from './gateway-database';
@@ -35,6 +35,7 @@ import { HISTORY_WINDOW } from './orchestrator/instruction-planner';
 import { Orchestrator } from './orchestrator/orchestrator';
 import { RequestHandler } from './orchestrator/request-handler';
 import { SessionForker } from './orchestrator/session-forker';
+import { startupErrorLine } from './startup-error';
 import { createRetrieval } from './retrieval/create-retrieval';
 import type { Retriever } from './retrieval/retrieval.port';
 import { blobRouter } from './server/blob-routes';
@@ -428,16 +429,7 @@ function tokenVerifier({ auth, jwtSecret }: Config, logger: Logger): TokenVerifi
 }
 
 async function main(): Promise<void> {
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      console.error(`configuration error: ${e.message}`);
-      process.exit(2);
-    }
-    throw e;
-  }
+  const config = loadConfig();
   const logger = createLogger(config.logLevel);
   if (config.auth.oidc && !config.auth.oidc.issuer) {
     logger.warn('AUTH_JWKS_URL without AUTH_ISSUER: the "iss" of tokens is not checked');
@@ -457,6 +449,8 @@ async function main(): Promise<void> {
       events: config.live.redisUrl ? 'redis' : 'in-process',
       llm: config.openaiApiKey ? `openai (${config.openaiBaseUrl ?? 'api.openai.com'})` : 'offline',
       blobs: config.blobs.s3Bucket ? `s3://${config.blobs.s3Bucket}` : `sqlite in ${config.dataDir}/blobs.sqlite`,
+      dashboard: `${url}/dashboard`,
+      token: 'npm run --silent token -- --user <id> --org <id> [--admin]',
     },
     'gateway listening',
   );
@@ -476,7 +470,18 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
   main().catch((e: unknown) => {
-    console.error(e);
+    // One line naming what to fix; the stack only when asked for (LOG_LEVEL=debug or trace).
+    const config = configOrNull();
+    console.error(startupErrorLine(e, config));
+    if (/^(debug|trace)$/.test(process.env.LOG_LEVEL ?? '') && e instanceof Error) console.error(e.stack);
     process.exit(1);
   });
+}
+
+function configOrNull(): Config | null {
+  try {
+    return loadConfig();
+  } catch {
+    return null;
+  }
 }

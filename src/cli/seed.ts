@@ -35,6 +35,13 @@ async function main(): Promise<void> {
   const logger = createLogger('warn');
   const db = await openGatewayDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize, logger });
   try {
+    // Demo data goes into an empty organisation only, so running seed twice doubles nothing.
+    const existing = await db.dataSource.manager.count(db.entities.sessions, { where: { orgId: options.orgId } });
+    if (existing > 0) {
+      console.log(`org ${options.orgId} already has ${existing} sessions: nothing seeded (seed fills an organisation without sessions; pick another --org for more)`);
+      console.log(`try: npm run token -- --user user-2 --org ${options.orgId}`);
+      return;
+    }
     // Nothing listens here; running gateways pick the stored events up from turn_events.
     let now = new Date();
     const { lifecycle: sessions } = createSessionStore({ db, events: { turnStatusChanged: () => undefined }, now: () => now });

@@ -1,4 +1,4 @@
-import { createGatewayClient, GatewayError, ViewerDocument, type ConnectionStatus } from '../client';
+import { createGatewayClient, GatewayError, ViewerDocument, type ConnectionStatus } from '../../packages/client/src';
 import type { App, Page } from './app';
 import { clear, h } from './dom';
 import { hrefOf, parseRoute, type Route } from './routes';

@@ -24,7 +24,7 @@ export type ActiveFileInput = {
 };
 
 /** Which vector collection and LLM environment a session uses. */
-export type AgentContext = {
+export type AgentContext = Node & {
   __typename?: 'AgentContext';
   defaultModel: Scalars['String']['output'];
   description?: Maybe<Scalars['String']['output']>;
@@ -91,7 +91,7 @@ export type AgentFinalResponse = {
   userWarnings?: Maybe<Array<Scalars['String']['output']>>;
 };
 
-export type AgentSession = {
+export type AgentSession = Node & {
   __typename?: 'AgentSession';
   agentContext?: Maybe<AgentContext>;
   agentContextId: Scalars['ID']['output'];
@@ -246,7 +246,7 @@ export type AgentSessionSummaryEdge = {
   node: AgentSessionSummary;
 };
 
-export type AgentSessionTurn = {
+export type AgentSessionTurn = Node & {
   __typename?: 'AgentSessionTurn';
   activeFileRefs: Array<AgentSessionActiveFileRef>;
   agentAnswerSummary?: Maybe<Scalars['String']['output']>;
@@ -328,7 +328,7 @@ export type ClientKind =
   | 'THICK_CLIENT';
 
 /** System prompt, model, temperature and client tools of a conversation. */
-export type ConversationContext = {
+export type ConversationContext = Node & {
   __typename?: 'ConversationContext';
   description?: Maybe<Scalars['String']['output']>;
   id: Scalars['ID']['output'];
@@ -477,7 +477,7 @@ export type MutationUpsertConversationContextArgs = {
   input: ConversationContextInput;
 };
 
-/** An object with a global id. */
+/** An object with a global id: `node(id:)` fetches it again. */
 export type Node = {
   id: Scalars['ID']['output'];
 };
@@ -513,6 +513,10 @@ export type Query = {
   /** The newest status-event id handed out so far in the caller's org (ids are per org). Read it before loading a list, then subscribe with it as afterEventId: nothing that changes after this query is missed. */
   latestEventId: Scalars['ID']['output'];
   me: Viewer;
+  /** The object with this id, or null when there is none the caller may see. */
+  node?: Maybe<Node>;
+  /** The objects with these ids, in their order; null where there is none the caller may see. At most 100 ids. */
+  nodes: Array<Maybe<Node>>;
   /** Turns whose retrieval returned this chunk (a vector point id), newest first. */
   turnsUsingChunk: AgentSessionTurnConnection;
   /** Turns that used the file version with this SHA-256: as an active file, or through a retrieved chunk cut from it. Newest first. */
@@ -553,6 +557,16 @@ export type QueryAgentSessionsForUserArgs = {
 
 export type QueryLastAgentSessionTurnArgs = {
   sessionId: Scalars['ID']['input'];
+};
+
+
+export type QueryNodeArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type QueryNodesArgs = {
+  ids: Array<Scalars['ID']['input']>;
 };
 
 
@@ -775,7 +789,7 @@ export type WebhookAttempt = {
   statusCode?: Maybe<Scalars['Int']['output']>;
 };
 
-export type WebhookDelivery = {
+export type WebhookDelivery = Node & {
   __typename?: 'WebhookDelivery';
   /** Oldest first (the newest 50). */
   attempts: Array<WebhookAttempt>;

@@ -11,7 +11,7 @@ import {
   type GatewayClient,
   type SessionActivitySubscription,
   type TurnStatusChangedSubscription,
-} from '../../src/client';
+} from '../../packages/client/src';
 import type { Caller } from '../../src/domain/caller';
 import type { SessionStore } from '../../src/sessions/session-store';
 import { describeWithMysql, describeWithRedis } from '../support/services';
@@ -101,6 +101,23 @@ function clientSuite(options: () => GatewayOptions, transport: 'ws' | 'sse'): vo
     expect(refused).toMatchObject({ code: 'UNAUTHENTICATED', status: 401 });
     const bad = await client.query(SessionListDocument, { first: 101 }).catch((e: unknown) => e);
     expect(bad).toMatchObject({ code: 'BAD_USER_INPUT' });
+  });
+
+  it('onStatus says connected while any of several subscriptions is open, disconnected once none is', async () => {
+    const one = await sessions.createSession(alice, { name: 'status one', agentContextId: 'ac' });
+    const two = await sessions.createSession(alice, { name: 'status two', agentContextId: 'ac' });
+    const client = connect(alice);
+    const stopOne = client.subscribe(TurnStatusChangedDocument, { sessionId: one.id }, new Seen<TurnStatusChangedSubscription>().observer);
+    await waitUntil(() => subscribers() === 1 && lastStatus.get(client) === 'connected', 10_000, 'the first subscription');
+    const stopTwo = client.subscribe(TurnStatusChangedDocument, { sessionId: two.id }, new Seen<TurnStatusChangedSubscription>().observer);
+    await waitUntil(() => subscribers() === 2, 10_000, 'the second subscription');
+    // A second stream opening must not leave the client saying it is still connecting.
+    await waitUntil(() => lastStatus.get(client) === 'connected', 10_000, 'connected with two subscriptions');
+    stopOne();
+    await waitUntil(() => subscribers() === 1, 10_000, 'one subscription left');
+    expect(lastStatus.get(client)).toBe('connected');
+    stopTwo();
+    await waitUntil(() => lastStatus.get(client) === 'disconnected', 10_000, 'disconnected with none left');
   });
 
   it('resumes status feeds across several dropped connections: every event once, in order', async () => {
