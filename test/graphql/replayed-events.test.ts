@@ -1,7 +1,7 @@
 import { print } from 'graphql';
 import type { Client as WsClient } from 'graphql-ws';
 import type { Client as SseClient } from 'graphql-sse';
-import { TurnStatusChangedDocument, type TurnStatusChangedSubscription } from '../../src/client';
+import { TurnStatusChangedDocument, type TurnStatusChangedSubscription } from '../../packages/client/src';
 import { sseClient } from '../support/sse';
 import { addTurn, completeTurn, failTurn } from '../support/turns';
 import { sleep, subscribe, wsClient, type SubscribingClient } from '../support/ws';
