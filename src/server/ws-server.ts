@@ -5,6 +5,7 @@ import { WebSocketServer } from 'ws';
 import type { Config } from '../config';
 import type { Caller } from '../domain/caller';
 import type { Logger } from '../logger';
+import { authorizationOf } from './connection-params';
 import type { LiveOperations } from './live-operations';
 import { Connection, type Accepted, type ConnectionPolicy, type Operation, type Refused } from './ws-connection';
 import { ConnectionsPerUser, GatewayCloseCode, userKeyOf } from './ws-limits';
@@ -36,7 +37,7 @@ const PING_SLICES = 10;
 
 /**
  * GraphQL over WebSocket (graphql-transport-ws) on the HTTP server's port and path.
- * `connection_init` carries `{ authorization: "Bearer <jwt>" }`; a missing or bad token
+ * `connection_init` carries `{ authorization: "Bearer <jwt>" }` (any case, or under `headers`); a missing or bad token
  * closes with 4403, and the socket closes with 4403 when the token expires. Every
  * operation is checked and run by LiveOperations (live-operations.ts), as over SSE.
  * Limits per socket and user: message size (1009), token size (4431),
@@ -75,7 +76,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
     maxBufferedBytes: live.wsMaxBufferedBytes,
 
     accept(params): Accepted | Refused {
-      const admission = operations.admit(params?.authorization);
+      const admission = operations.admit(authorizationOf(params));
       if (admission.kind !== 'accepted') {
         return { code: admission.kind === 'token-too-large' ? GatewayCloseCode.TokenTooLarge : GatewayCloseCode.Forbidden, reason: admission.reason };
       }
