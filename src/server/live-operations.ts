@@ -180,14 +180,29 @@ export class LiveOperations {
     sink.complete();
   }
 
-  private parseAndValidate(query: string): DocumentNode | GraphQLError[] {
-    let document: DocumentNode;
+  /**
+   * The errors of a document that does not parse (syntax, or over the token limit), coded
+   * GRAPHQL_PARSE_FAILED with graphql-js's locations; null when it parses. A transport that
+   * can still answer with a status (SSE) refuses such a request with 400 before it starts.
+   */
+  parseFailure(query: string): readonly GraphQLFormattedError[] | null {
+    if (this.documents.get(query)) return null;
+    const failed = this.parseOnly(query);
+    return failed instanceof GraphQLError ? [this.deps.protection.formatError(failed.toJSON(), failed)] : null;
+  }
+
+  private parseOnly(query: string): DocumentNode | GraphQLError {
     try {
-      document = this.deps.protection.parse(query);
+      return this.deps.protection.parse(query);
     } catch (e) {
       if (!(e instanceof GraphQLError)) throw e;
-      return [new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, extensions: { code: 'GRAPHQL_PARSE_FAILED' } })];
+      return new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, extensions: { code: 'GRAPHQL_PARSE_FAILED' } });
     }
+  }
+
+  private parseAndValidate(query: string): DocumentNode | GraphQLError[] {
+    const document = this.parseOnly(query);
+    if (document instanceof GraphQLError) return [document];
     const errors = validate(this.deps.schema, document, this.rules);
     // Coded as Apollo codes them over HTTP, whatever code a rule chose; the cause kept, as Apollo keeps it (an id the ID scalar refused is BAD_USER_INPUT).
     if (errors.length > 0) {

@@ -38,8 +38,9 @@ const NEXT_TAIL = Buffer.from('\n\n');
  * operation, answered by a stream of `next` events and one `complete`. The operation runs
  * through LiveOperations like a WebSocket one (limits, cost, shared execution); a `next`
  * event carries the group's one serialised payload as is. A refused token is an HTTP 401
- * (431 when too large) and a user over SSE_MAX_STREAMS_PER_USER a 429, both with GraphQL
- * errors as JSON; a refused operation is one `next` with the coded errors, then `complete`.
+ * (431 when too large), a user over SSE_MAX_STREAMS_PER_USER a 429 and a document that does
+ * not parse a 400 (GRAPHQL_PARSE_FAILED), all with GraphQL errors as JSON; any other refused
+ * operation is one `next` with the coded errors, then `complete`.
  * A stream is ended without `complete` (the client resumes with afterEventId) when its
  * token expires, when it has more than WS_MAX_BUFFERED_BYTES unsent, and on shutdown.
  */
@@ -58,6 +59,9 @@ export function createGraphQLSse(deps: SseDeps): GraphQLSseServer {
     if (admission.kind === 'token-too-large') return refuse(res, 431, 'UNAUTHENTICATED', admission.reason);
     if (admission.kind !== 'accepted') return refuse(res, 401, 'UNAUTHENTICATED', 'missing, invalid or expired bearer token');
     if (typeof request === 'string') return refuse(res, 400, 'BAD_REQUEST', request);
+    // A document that does not parse is the client's error, answered as GraphQL over HTTP answers it.
+    const unparsable = operations.parseFailure(request.query);
+    if (unparsable) return void res.status(400).json({ errors: unparsable });
     const { caller } = admission;
     const key = userKeyOf(caller);
     if (!perUser.tryOpen(key)) {
