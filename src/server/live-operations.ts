@@ -218,17 +218,6 @@ export class LiveOperations {
     sink.complete();
   }
 
-  /**
-   * The errors of a document that does not parse (syntax, or over the token limit), coded
-   * GRAPHQL_PARSE_FAILED with graphql-js's locations; null when it parses. A transport that
-   * can still answer with a status (SSE) refuses such a request with 400 before it starts.
-   */
-  parseFailure(query: string): readonly GraphQLFormattedError[] | null {
-    if (this.documents.get(query)) return null;
-    const failed = this.parseOnly(query);
-    return failed instanceof GraphQLError ? [this.deps.protection.formatError(failed.toJSON(), failed)] : null;
-  }
-
   private parseOnly(query: string): DocumentNode | GraphQLError {
     try {
       return this.deps.protection.parse(query);
