@@ -7,11 +7,23 @@ import type { LiveSubscription, SubscriberSink } from '../graphql/live/live-grou
  * as `null`, so a group's one serialised result goes to each of its sockets as is.
  */
 export class SharedPayload {
-  constructor(
-    readonly bytes: Buffer,
-    /** Runs once the frame left the process (or never will): a catch-up waits for it. */
-    readonly flushed: (() => void) | undefined,
-  ) {}
+  // Private fields: graphql-ws copies a result's own properties before its onNext hook, and these have none to copy.
+  readonly #bytes: Buffer;
+  readonly #flushed: (() => void) | undefined;
+
+  constructor(bytes: Buffer, flushed: (() => void) | undefined) {
+    this.#bytes = bytes;
+    this.#flushed = flushed;
+  }
+
+  get bytes(): Buffer {
+    return this.#bytes;
+  }
+
+  /** Runs once the frame left the process (or never will): a catch-up waits for it. */
+  get flushed(): (() => void) | undefined {
+    return this.#flushed;
+  }
 
   toJSON(): null {
     pending = this;

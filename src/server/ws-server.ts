@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ExecutionArgs, ExecutionResult, FormattedExecutionResult } from 'graphql';
-import { CloseCode, handleProtocols, makeServer, type Context, type ServerOptions } from 'graphql-ws';
+import { handleProtocols, makeServer, type Context, type ServerOptions, type WebSocket as GraphQLWsSocket } from 'graphql-ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Config } from '../config';
 import type { Caller } from '../domain/caller';
@@ -39,11 +39,19 @@ const TEXT = { binary: false } as const;
 /** What graphql-ws's `next` message ends with when its payload is a SharedPayload (see ws-live-stream.ts). */
 const SHARED_TAIL = '"payload":null}';
 
+/** What every socket of the server shares: its bound on unsent bytes, and what to do when a socket breaks it or fails. */
+interface SocketPolicy {
+  readonly maxBufferedBytes: number;
+  slowConsumer(connection: Connection, bufferedBytes: number): void;
+  failed(connection: Connection, error: unknown): void;
+}
+
 /**
- * One socket: graphql-ws's protocol runs on it (makeServer), this is what the gateway keeps
- * beside it (who is connected, keepalive, the slow-reader cut) and is graphql-ws's `extra`.
+ * One socket as graphql-ws's server sees it (its WebSocket adapter: `send`, `close`,
+ * `onMessage`) and what the gateway keeps beside it (who is connected, keepalive); it is also
+ * graphql-ws's `extra`. `send` is where the slow-reader cut and the shared frames live.
  */
-class Connection implements Congestion {
+class Connection implements GraphQLWsSocket, Congestion {
   caller: Caller | null = null;
   /** When the token expires (ms since the epoch): the socket closes with 4403 then. */
   expiresAt = Infinity;
@@ -52,26 +60,75 @@ class Connection implements Congestion {
   private ending = false;
   private endedAs: { readonly code: number; readonly reason: string } | null = null;
   private closedHook: ((code: number, reason: string) => Promise<void>) | null = null;
+  private initTimer: NodeJS.Timeout | null = null;
 
   constructor(
     readonly socket: WebSocket,
     /** Which slice of the keepalive interval pings it. */
     readonly pingSlot: number,
-    private readonly maxBufferedBytes: number,
+    private readonly policy: SocketPolicy,
   ) {}
 
+  /** Closes the socket with 4408, as graphql-ws would, unless `connection_init` arrives within `ms`. */
+  awaitInit(ms: number): void {
+    this.initTimer = setTimeout(() => this.close(GatewayCloseCode.ConnectionInitialisationTimeout, 'Connection initialisation timeout'), ms);
+  }
+
+  initialised(): void {
+    if (this.initTimer) clearTimeout(this.initTimer);
+    this.initTimer = null;
+  }
+
+  get protocol(): string {
+    return this.socket.protocol;
+  }
+
   get congested(): boolean {
-    return this.socket.bufferedAmount > this.maxBufferedBytes / 4;
+    return this.socket.bufferedAmount > this.policy.maxBufferedBytes / 4;
   }
 
   get isEnding(): boolean {
     return this.ending;
   }
 
+  /**
+   * A message graphql-ws stringified. A `next` whose payload was a group's SharedPayload
+   * (ws-live-stream.ts) goes out as the message's head, the shared bytes, and a brace. A
+   * socket with more than `maxBufferedBytes` unsent is not waited for: it is closed with 4413.
+   */
+  send(data: string): void {
+    const shared = takeSharedPayload();
+    const { socket } = this;
+    if (socket.readyState !== socket.OPEN || this.ending) return shared?.flushed?.();
+    if (!shared) return socket.send(data);
+    const buffered = socket.bufferedAmount;
+    if (buffered > this.policy.maxBufferedBytes) {
+      this.policy.slowConsumer(this, buffered);
+      this.close(GatewayCloseCode.SlowConsumer, 'Slow consumer: reconnect and resume with afterEventId');
+      return shared.flushed?.();
+    }
+    if (!data.endsWith(SHARED_TAIL)) throw new Error('a shared payload in a message that is not a next message');
+    const headBytes = Buffer.byteLength(data) - 'null}'.length;
+    const size = headBytes + shared.bytes.length + 1;
+    // A frame that will wait behind others gets memory of its own: a slice of the shared pool
+    // would keep the whole 8 KiB slab (and the other sockets' frames in it) alive while it waits.
+    const frame = buffered > 0 ? Buffer.allocUnsafeSlow(size) : Buffer.allocUnsafe(size);
+    frame.write(data, 0, headBytes);
+    shared.bytes.copy(frame, headBytes);
+    frame[size - 1] = 0x7d; // }
+    socket.send(frame, TEXT, shared.flushed);
+  }
+
   /** Closes the socket and ends its operations now: nothing more is sent, whatever the client does. */
-  close(code: number, reason: string): void {
+  close(code = GatewayCloseCode.InternalServerError, reason = ''): void {
     this.socket.close(code, reason);
     this.end(code, reason);
+  }
+
+  onMessage(received: (data: string) => Promise<void>): void {
+    this.socket.on('message', (data) => {
+      if (!this.ending) received(String(data)).catch((err: unknown) => this.policy.failed(this, err));
+    });
   }
 
   /** graphql-ws's end of the connection (it ends every operation): run once, at the first close. */
@@ -84,6 +141,7 @@ class Connection implements Congestion {
   end(code: number, reason: string): void {
     if (this.ending) return;
     this.ending = true;
+    this.initialised();
     this.endedAs = { code, reason };
     void this.closedHook?.(code, reason);
   }
@@ -118,10 +176,13 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
   let opened = 0;
 
   const options: ServerOptions<Record<string, unknown>, Connection> = {
-    connectionInitWaitTimeout: live.wsConnectionInitTimeoutMs,
+    // Our own timer (Connection.awaitInit), cleared at connection_init: graphql-ws's runs its full
+    // course, keeping ~0.2 KB per socket for WS_CONNECTION_INIT_TIMEOUT_MS after every connect (heap snapshot, bench:fanout).
+    connectionInitWaitTimeout: 0,
 
     onConnect(ctx: ConnectionContext) {
       const connection = ctx.extra;
+      connection.initialised();
       const admission = operations.admit(authorizationOf(ctx.connectionParams));
       if (admission.kind !== 'accepted') {
         connection.close(admission.kind === 'token-too-large' ? GatewayCloseCode.TokenTooLarge : GatewayCloseCode.Forbidden, admission.reason);
@@ -134,6 +195,8 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
       }
       connection.caller = caller;
       connection.expiresAt = expiresAt;
+      // graphql-ws would keep the parsed payload (the token) for the socket's whole life; nothing reads it again.
+      delete (ctx as { connectionParams?: unknown }).connectionParams;
       return true;
     },
 
@@ -143,6 +206,9 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
       const running = Object.keys(ctx.subscriptions).length;
       const prepared = operations.prepare(payload, connection.caller as Caller, running, 'ws');
       if (prepared.kind === 'refused') return [...prepared.errors];
+      // graphql-ws holds the message while the operation runs: let it hold the cached document's text, not a copy per subscriber.
+      const text = prepared.args.document.loc?.source.body;
+      if (text !== undefined && text === payload.query) (payload as { query: string }).query = text;
       readied.set(prepared.args, { ready: prepared, connection });
       return prepared.args;
     },
@@ -168,8 +234,12 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
   async function startOperation(args: ExecutionArgs): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
     const entry = readied.get(args);
     if (!entry) throw new Error('an operation reached graphql-ws without onSubscribe readying it');
+    readied.delete(args);
     const stream = new LiveStream(entry.connection);
     const started = await operations.start(entry.ready, stream.sink);
+    // graphql-ws holds `args` while the operation runs; the subscriber's own context (loaders,
+    // budget) is needed no more once it started: a group executes each event with its own.
+    args.contextValue = undefined;
     if ('live' in started) {
       stream.attach(started.live);
       // The stream yields SharedPayloads, which onNext passes on and send frames; graphql-ws only sees results.
@@ -179,61 +249,34 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
     return started.result as ExecutionResult;
   }
 
-  const send = (connection: Connection, data: string): void => {
-    const shared = takeSharedPayload();
-    const { socket } = connection;
-    if (socket.readyState !== socket.OPEN || connection.isEnding) return shared?.flushed?.();
-    if (!shared) return socket.send(data);
-    const buffered = socket.bufferedAmount;
-    if (buffered > live.wsMaxBufferedBytes) {
+  const policy: SocketPolicy = {
+    maxBufferedBytes: live.wsMaxBufferedBytes,
+    slowConsumer(connection, bufferedBytes) {
       slowConsumersDropped++;
-      logger.warn({ userId: connection.caller?.userId, orgId: connection.caller?.orgId, bufferedBytes: buffered }, 'WebSocket closed: slow consumer (WS_MAX_BUFFERED_BYTES)');
-      connection.close(GatewayCloseCode.SlowConsumer, 'Slow consumer: reconnect and resume with afterEventId');
-      return shared.flushed?.();
-    }
-    if (!data.endsWith(SHARED_TAIL)) throw new Error('a shared payload in a message that is not a next message');
-    const headBytes = Buffer.byteLength(data) - 5;
-    const size = headBytes + shared.bytes.length + 1;
-    // A frame that will wait behind others gets memory of its own: a slice of the shared pool
-    // would keep the whole 8 KiB slab (and the other sockets' frames in it) alive while it waits.
-    const frame = buffered > 0 ? Buffer.allocUnsafeSlow(size) : Buffer.allocUnsafe(size);
-    frame.write(data, 0, headBytes);
-    shared.bytes.copy(frame, headBytes);
-    frame[size - 1] = 0x7d; // }
-    socket.send(frame, TEXT, shared.flushed && (() => shared.flushed?.()));
+      const caller = connection.caller;
+      logger.warn({ userId: caller?.userId, orgId: caller?.orgId, bufferedBytes }, 'WebSocket closed: slow consumer (WS_MAX_BUFFERED_BYTES)');
+    },
+    // graphql-ws throws from its message handler for a client's protocol error, and so does anything unexpected.
+    failed(connection, err) {
+      const message = err instanceof Error ? err.message : String(err);
+      // A well-formed message only a server sends (`next`, `error`, `connection_ack`): the protocol's 4400.
+      if (message.startsWith('Unexpected message of type')) return connection.close(GatewayCloseCode.BadRequest, message);
+      logger.error({ err, userId: connection.caller?.userId }, 'a WebSocket operation failed unexpectedly');
+      connection.close(GatewayCloseCode.InternalServerError, 'Internal server error');
+    },
   };
 
   const onConnection = (socket: WebSocket) => {
-    const connection = new Connection(socket, opened++ % PING_SLICES, live.wsMaxBufferedBytes);
+    const connection = new Connection(socket, opened++ % PING_SLICES, policy);
     connections.add(connection);
+    connection.awaitInit(live.wsConnectionInitTimeoutMs);
     // ws closes the socket itself on a protocol error (1009 over WS_MAX_PAYLOAD_BYTES, 1002, 1007): the client's doing.
     socket.on('error', (err) => logger.debug({ err }, 'websocket protocol error; ws closed the socket'));
     socket.on('pong', () => {
       connection.alive = true;
     });
-    connection.closed = server.opened(
-      {
-        protocol: socket.protocol,
-        send: (data) => send(connection, data),
-        close: (code, reason) => connection.close(code ?? CloseCode.InternalServerError, reason ?? ''),
-        onMessage: (received) =>
-          socket.on('message', (data) => {
-            if (connection.isEnding) return;
-            received(String(data)).catch((err: unknown) => failed(connection, err));
-          }),
-      },
-      connection,
-    );
+    connection.closed = server.opened(connection, connection);
     socket.once('close', (code, reason) => connection.end(code, String(reason)));
-  };
-
-  /** graphql-ws throws from its message handler for a client's protocol error, and so does anything unexpected. */
-  const failed = (connection: Connection, err: unknown) => {
-    const message = err instanceof Error ? err.message : String(err);
-    // A well-formed message only a server sends (`next`, `error`, `connection_ack`): the protocol's 4400.
-    if (message.startsWith('Unexpected message of type')) return connection.close(GatewayCloseCode.BadRequest, message);
-    logger.error({ err, userId: connection.caller?.userId }, 'a WebSocket operation failed unexpectedly');
-    connection.close(GatewayCloseCode.InternalServerError, 'Internal server error');
   };
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
