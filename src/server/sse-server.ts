@@ -155,19 +155,13 @@ export function createGraphQLSse(deps: SseDeps): GraphQLSseServer {
   };
 
   const router = express.Router();
-  router.post(SSE_PATH, express.json({ limit: config.limits.bodyLimitBytes }), serve);
+  // The body is read by the pipeline's one body parser (http-app.ts), its errors answered by its one presenter.
+  router.post(SSE_PATH, serve);
   router.get(SSE_PATH, serve);
   router.all(SSE_PATH, (_req, res) => {
     res.set('allow', 'GET, POST');
     sendJson(res, 405, errorsOf('BAD_REQUEST', 'use GET or POST'));
   });
-  router.use(SSE_PATH, ((error, _req, res, next) => {
-    if (res.headersSent) return next(error);
-    const type = (error as { type?: unknown } | null)?.type;
-    if (type === 'entity.too.large') return sendJson(res, 413, errorsOf('BAD_REQUEST', 'the request body is too large'));
-    if (type === 'entity.parse.failed') return sendJson(res, 400, errorsOf('BAD_REQUEST', 'the request body is not valid JSON'));
-    next(error);
-  }) as express.ErrorRequestHandler);
 
   const sweep = setInterval(() => {
     const now = Date.now();
