@@ -48,9 +48,9 @@ export interface HttpApp {
 
 /**
  * The one HTTP pipeline: every request goes through express, in this order: request id and
- * `deps.middleware`, the one JSON body parser, health at /healthz and /readyz, the routes of
- * `deps`, GraphQL over HTTP (GET and POST) at /graphql through Apollo's express integration,
- * and the one error presenter (http-errors.ts).
+ * `deps.middleware`, the one JSON body parser, GraphQL over HTTP at /graphql through Apollo's
+ * express integration, health at /healthz and /readyz, the routes of `deps`, and the one
+ * error presenter (http-errors.ts).
  */
 export async function createHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   const { config, logger, services, protection } = deps;
@@ -85,6 +85,21 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   app.use(assignRequestId, ...(deps.middleware ?? []));
   app.use(express.json({ limit: config.limits.bodyLimitBytes }));
 
+  // GraphQL over HTTP first: nearly every request is one. `all` matches /graphql (and /graphql/) only, not /graphql/stream.
+  app.all(
+    '/graphql',
+    expressMiddleware(apollo, {
+      context: async ({ req, res }) => {
+        try {
+          const { caller } = authenticate(req.headers.authorization, config.jwtSecret);
+          return { caller, services, loaders: new Loaders(caller, services), requestId: requestIdOf(res), budget: protection.responseBudget() };
+        } catch (e) {
+          throw isDomainError(e) ? toGraphQLError(e, { http: { status: HTTP_STATUS_OF[e.code] } }) : e;
+        }
+      },
+    }),
+  );
+
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', uptimeSeconds: Math.round(process.uptime()) });
   });
@@ -109,19 +124,6 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   });
 
   for (const router of deps.routers ?? []) app.use(router);
-  app.use(
-    '/graphql',
-    expressMiddleware(apollo, {
-      context: async ({ req, res }) => {
-        try {
-          const { caller } = authenticate(req.headers.authorization, config.jwtSecret);
-          return { caller, services, loaders: new Loaders(caller, services), requestId: requestIdOf(res), budget: protection.responseBudget() };
-        } catch (e) {
-          throw isDomainError(e) ? toGraphQLError(e, { http: { status: HTTP_STATUS_OF[e.code] } }) : e;
-        }
-      },
-    }),
-  );
   app.use(presentHttpError(logger));
 
   return { handle: app, apollo };
