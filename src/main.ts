@@ -43,7 +43,7 @@ import { dashboardRouter } from './server/dashboard';
 import { createHttpApp } from './server/http-app';
 import { LiveOperations } from './server/live-operations';
 import { metricsRouter } from './server/metrics-route';
-import { restExecuteRoute } from './server/rest-execute';
+import { restExecuteRouter } from './server/rest-execute';
 import { createGraphQLSse, type GraphQLSseServer } from './server/sse-server';
 import { attachGraphQLWebSocket, type GraphQLWebSocketServer } from './server/ws-server';
 import { ChainHistoryCache } from './sessions/chain-history-cache';
@@ -216,11 +216,11 @@ export async function createGateway(
     httpServer: server,
     middleware: [httpInstrumentation(metrics, tracing)],
     plugins: [operationMetricsPlugin(metrics, operationNames)],
-    plainRoutes: [restExecuteRoute({ handler, tokens, bodyLimitBytes: config.limits.bodyLimitBytes, logger })],
     routers: [
+      restExecuteRouter({ handler, tokens }),
       metricsRouter({ render: () => metrics.render(), contentType: metrics.contentType, token: config.metricsToken }),
       sse.router,
-      blobRouter({ blobs, sessions: store.reads, tokens, logger }),
+      blobRouter({ blobs, sessions: store.reads, tokens }),
       // Built next to this file by `npm run build` (dist/web).
       dashboardRouter({
         dir: hooks.dashboardDir ?? join(__dirname, 'web'),

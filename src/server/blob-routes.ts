@@ -3,17 +3,14 @@ import express, { type Request, type Response, type Router } from 'express';
 import type { BlobStore } from '../blobs/blob-store.port';
 import { assertBlobPathIds, resolveBlobPath } from '../domain/blob-keys';
 import { notFound } from '../domain/errors';
-import type { Logger } from '../logger';
 import type { SessionReader } from '../sessions/session-store.port';
 import type { TokenVerifier } from '../auth/token-verifier.port';
 import { authenticate } from './auth';
-import { restErrorHandler } from './http-errors';
 
 export interface BlobRouteDeps {
   readonly blobs: BlobStore;
   readonly sessions: Pick<SessionReader, 'getSession'>;
   readonly tokens: TokenVerifier;
-  readonly logger: Logger;
 }
 
 /**
@@ -39,6 +36,5 @@ export function blobRouter(deps: BlobRouteDeps): Router {
     res.setHeader('x-content-type-options', 'nosniff');
     await pipeline(blob.body, res);
   });
-  router.use('/blobs', restErrorHandler(deps.logger, 'GET /blobs'));
   return router;
 }

@@ -5,7 +5,6 @@ import express, { type Request, type Response, type Router } from 'express';
 import type { DashboardSignInConfig } from '../auth/auth-config';
 import { DomainError } from '../domain/errors';
 import type { Logger } from '../logger';
-import { restErrorHandler } from './http-errors';
 
 /** Every file the dashboard consists of (`npm run build` writes them to dist/web). Nothing else is served. */
 const FILES: Readonly<Record<string, string>> = {
@@ -108,6 +107,5 @@ export function dashboardRouter(deps: { readonly dir: string; readonly logger: L
     const name = String(req.params.file);
     serve(Object.hasOwn(FILES, name) ? name : '')(req, res);
   });
-  router.use('/dashboard', restErrorHandler(deps.logger, 'GET /dashboard'));
   return router;
 }
