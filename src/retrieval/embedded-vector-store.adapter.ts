@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { assertCollectionName, describeSpace, sameSpace, spaceMismatch } from './collection';
 import { normalize } from './embedder.port';
-import { QuantizedRows } from './quantized-rows';
+import { QuantizedRows, type RowLabels } from './quantized-rows';
 import { RetrievalError } from './retrieval-error';
-import type { ChunkFilter, ChunkPlacement, ChunkPoint, EmbeddingSpace, IndexedChunk, ScoredChunk, VectorStore } from './vector-store.port';
+import type { ChunkFilter, ChunkPayload, ChunkPlacement, ChunkPoint, EmbeddingSpace, IndexedChunk, ScoredChunk, VectorStore } from './vector-store.port';
 
 const LONE_SURROGATE = /\p{Surrogate}/u;
 /** Candidates taken from the int8 scan per result, and at least, before the exact float32 ranking. */
@@ -27,32 +27,10 @@ CREATE TABLE IF NOT EXISTS chunks (
 CREATE INDEX IF NOT EXISTS chunks_by_version ON chunks (collection, version);
 CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks (collection, repo, path);`;
 
-interface CollectionRow {
-  readonly embedder_id: string;
-  readonly dimension: number;
-  readonly version: number;
-}
+interface CollectionRow { readonly embedder_id: string; readonly dimension: number; readonly version: number }
 
-interface ChunkRow {
-  readonly id: string;
-  readonly repo: string;
-  readonly path: string;
-  readonly language: string | null;
-  readonly start_line: number;
-  readonly end_line: number;
-  readonly content_hash: string;
-  readonly file_hash: string;
-  readonly text: string;
-}
-
-interface LoadRow {
-  readonly rowid: number;
-  readonly version: number;
-  readonly repo: string;
-  readonly path: string;
-  readonly language: string | null;
-  readonly vector: Buffer;
-}
+/** What a load reads of a row: what filters look at, and the vector. */
+type LoadRow = RowLabels & { readonly rowid: number; readonly version: number; readonly vector: Buffer };
 
 /** One collection's in-memory copy and the collection version it reflects. */
 interface Loaded {
@@ -87,11 +65,7 @@ export class EmbeddedVectorStore implements VectorStore {
     this.guard(collection, () => {
       const existing = this.meta(collection);
       if (existing) return checkSpace(collection, existing, space);
-      this.sql('INSERT INTO collections (name, embedder_id, dimension, version) VALUES (?, ?, ?, 0) ON CONFLICT (name) DO NOTHING').run(
-        collection,
-        space.embedderId,
-        space.dimension,
-      );
+      this.sql('INSERT OR IGNORE INTO collections (name, embedder_id, dimension, version) VALUES (?, ?, ?, 0)').run(collection, space.embedderId, space.dimension);
       checkSpace(collection, this.meta(collection)!, space);
     });
   }
@@ -121,19 +95,11 @@ export class EmbeddedVectorStore implements VectorStore {
   }
 
   async deleteByIds(collection: string, ids: readonly string[]): Promise<void> {
-    if (ids.length === 0) return;
-    this.write(collection, null, () => {
-      const remove = this.sql('DELETE FROM chunks WHERE collection = ? AND id = ?');
-      for (const id of ids) remove.run(collection, id);
-    });
+    this.remove(collection, 'id = ?', ids.map((id) => [id]));
   }
 
   async deleteFiles(collection: string, repo: string, paths: readonly string[]): Promise<void> {
-    if (paths.length === 0) return;
-    this.write(collection, null, () => {
-      const remove = this.sql('DELETE FROM chunks WHERE collection = ? AND repo = ? AND path = ?');
-      for (const path of paths) remove.run(collection, repo, path);
-    });
+    this.remove(collection, 'repo = ? AND path = ?', paths.map((path) => [repo, path]));
   }
 
   /** Lines and file hashes are read from SQLite with each hit, so the in-memory copy does not change. */
@@ -181,15 +147,16 @@ export class EmbeddedVectorStore implements VectorStore {
         scored.push({ rowid, score: dot(query, exact) });
       }
       scored.sort((a, b) => b.score - a.score);
-      const chunkOf = this.sql<[number], ChunkRow>(
-        'SELECT id, repo, path, language, start_line, end_line, content_hash, file_hash, text FROM chunks WHERE rowid = ?',
+      const chunkOf = this.sql<[number], ChunkPayload & { id: string }>(
+        `SELECT id, repo, path, start_line AS startLine, end_line AS endLine, language, content_hash AS contentHash,
+           file_hash AS fileHash, text FROM chunks WHERE rowid = ?`,
       );
       const hits: ScoredChunk[] = [];
       for (const { rowid, score } of scored.slice(0, k)) {
-        const r = chunkOf.get(rowid);
-        if (!r) continue;
-        const payload = { repo: r.repo, path: r.path, startLine: r.start_line, endLine: r.end_line, language: r.language, contentHash: r.content_hash, fileHash: r.file_hash, text: r.text };
-        hits.push({ id: r.id, score, payload });
+        const row = chunkOf.get(rowid);
+        if (!row) continue;
+        const { id, ...payload } = row;
+        hits.push({ id, score, payload });
       }
       return hits;
     });
@@ -207,30 +174,29 @@ export class EmbeddedVectorStore implements VectorStore {
   private db(): Database.Database {
     if (this.handle) return this.handle;
     mkdirSync(this.root, { recursive: true });
-    const db = new Database(join(this.root, 'vectors.sqlite'));
-    try {
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
-      // The ingest CLI and the gateway write and read the same file.
-      db.pragma('busy_timeout = 5000');
-      db.exec(SCHEMA);
-    } catch (e) {
-      db.close();
-      throw e;
-    }
-    this.handle = db;
+    // Kept at once, so that `guard` closes a damaged file that fails below.
+    const db = (this.handle = new Database(join(this.root, 'vectors.sqlite')));
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    // The ingest CLI and the gateway write and read the same file.
+    db.pragma('busy_timeout = 5000');
+    db.exec(SCHEMA);
     return db;
   }
 
   /** Statements are prepared once per connection. */
   private sql<P extends unknown[] = unknown[], R = unknown>(text: string): Database.Statement<P, R> {
-    const db = this.db();
     let statement = this.statements.get(text);
-    if (!statement) {
-      statement = db.prepare(text);
-      this.statements.set(text, statement);
-    }
+    if (!statement) this.statements.set(text, (statement = this.db().prepare(text)));
     return statement as Database.Statement<P, R>;
+  }
+
+  private remove(collection: string, where: string, keys: readonly string[][]): void {
+    if (keys.length === 0) return;
+    this.write(collection, null, () => {
+      const remove = this.sql(`DELETE FROM chunks WHERE collection = ? AND ${where}`);
+      for (const key of keys) remove.run(collection, ...key);
+    });
   }
 
   private meta(collection: string): CollectionRow | undefined {
@@ -241,8 +207,7 @@ export class EmbeddedVectorStore implements VectorStore {
   /** One transaction that bumps the collection's version and passes it to `work` for the rows it writes. */
   private write(collection: string, space: EmbeddingSpace | null, work: (version: number) => void): void {
     this.guard(collection, () => {
-      const db = this.db();
-      db.transaction(() => {
+      this.db().transaction(() => {
         const meta = this.meta(collection);
         if (!meta) throw missing(collection);
         if (space) checkSpace(collection, meta, space);

@@ -1,11 +1,13 @@
 import { exactSearch, MetricKind, type Matches } from 'usearch';
-import { Interner } from './interner';
-import { RowFilter } from './row-filter';
+import { matchesPathPrefix, normalizePathPrefix, normalizePathPrefixes } from './chunk-filter';
 import type { ChunkFilter } from './vector-store.port';
 
 /** The most a filtered search copies rows into at once (about 5,000 rows of 1,536 dimensions). */
 const SCRATCH_BYTES = 8 * 1024 * 1024;
 const NO_LANGUAGE = -1;
+/** A filter field that is not set, and one naming a value no row has. */
+const ANY = -2;
+const NONE = -3;
 
 /** What a row is filtered on, as stored. */
 export interface RowLabels {
@@ -33,7 +35,9 @@ export class QuantizedRows {
   private paths = new Int32Array(0);
   private count = 0;
   private readonly positions = new Map<number, number>();
-  private readonly strings = new Interner();
+  /** Distinct repos, languages and paths, and their codes. */
+  private readonly names: string[] = [];
+  private readonly codes = new Map<string, number>();
   private scratch = new Int8Array(0);
   private readonly query: Int8Array;
 
@@ -57,9 +61,9 @@ export class QuantizedRows {
       this.positions.set(rowid, at);
       this.rowids[at] = rowid;
     }
-    this.repos[at] = this.strings.code(labels.repo);
-    this.languages[at] = labels.language === null ? NO_LANGUAGE : this.strings.code(labels.language);
-    this.paths[at] = this.strings.code(labels.path);
+    this.repos[at] = this.code(labels.repo);
+    this.languages[at] = labels.language === null ? NO_LANGUAGE : this.code(labels.language);
+    this.paths[at] = this.code(labels.path);
     quantize(vector, this.matrix.subarray(at * this.dimension, (at + 1) * this.dimension));
   }
 
@@ -76,16 +80,14 @@ export class QuantizedRows {
   /** Up to `count` rowids among the rows `filter` lets through, nearest first by int8 cosine. */
   nearest(query: Float32Array, filter: ChunkFilter, count: number): number[] {
     const d = this.dimension;
-    const rows = new RowFilter(filter, this.strings);
     quantize(query, this.query);
-    if (rows.everything) {
+    const passing = this.passing(filter);
+    if (!passing) {
       const n = Math.min(count, this.count);
       if (n <= 0) return [];
       const { keys } = exactSearch(this.matrix.subarray(0, this.count * d), this.query, d, n, MetricKind.Cos, 1) as Matches;
       return Array.from(keys, (key) => this.rowids[Number(key)]!);
     }
-    const passing: number[] = [];
-    for (let at = 0; at < this.count; at++) if (rows.accepts(this.repos[at]!, this.languages[at]!, this.paths[at]!)) passing.push(at);
     const n = Math.min(count, passing.length);
     if (n <= 0) return [];
     // Copying rows is far cheaper than the arithmetic on them; a block at a time bounds the copy.
@@ -106,6 +108,36 @@ export class QuantizedRows {
     return found.slice(0, n).map((f) => f.rowid);
   }
 
+  /** Positions of the rows `filter` lets through; null when it lets every row through. */
+  private passing(filter: ChunkFilter): number[] | null {
+    const codeOf = (value: string | null | undefined) => (value == null ? ANY : (this.codes.get(value) ?? NONE));
+    const repo = codeOf(filter.repo);
+    const language = codeOf(filter.language);
+    const prefix = normalizePathPrefix(filter.pathPrefix);
+    const anyOf = normalizePathPrefixes(filter.pathPrefixes);
+    if (repo === ANY && language === ANY && prefix === null && anyOf === null) return null;
+    // Per path code, 0: not yet checked, 1: matches, 2: does not. Rows of one file share a path.
+    const paths = new Uint8Array(this.names.length);
+    const out: number[] = [];
+    for (let at = 0; at < this.count; at++) {
+      if ((repo !== ANY && this.repos[at] !== repo) || (language !== ANY && this.languages[at] !== language)) continue;
+      const code = this.paths[at]!;
+      if (paths[code] === 0) {
+        const path = this.names[code]!;
+        const matches = (prefix === null || matchesPathPrefix(path, prefix)) && (anyOf === null || anyOf.some((p) => matchesPathPrefix(path, p)));
+        paths[code] = matches ? 1 : 2;
+      }
+      if (paths[code] === 1) out.push(at);
+    }
+    return out;
+  }
+
+  private code(value: string): number {
+    let code = this.codes.get(value);
+    if (code === undefined) this.codes.set(value, (code = this.names.push(value) - 1));
+    return code;
+  }
+
   private remove(rowid: number): void {
     const at = this.positions.get(rowid);
     if (at === undefined) return;
@@ -116,9 +148,7 @@ export class QuantizedRows {
     this.matrix.copyWithin(at * d, last * d, (last + 1) * d);
     const moved = this.rowids[last]!;
     this.rowids[at] = moved;
-    this.repos[at] = this.repos[last]!;
-    this.languages[at] = this.languages[last]!;
-    this.paths[at] = this.paths[last]!;
+    for (const labels of [this.repos, this.languages, this.paths]) labels[at] = labels[last]!;
     this.positions.set(moved, at);
   }
 
@@ -130,9 +160,7 @@ export class QuantizedRows {
     };
     this.matrix = grow(this.matrix, (n) => new Int8Array(n), this.dimension);
     this.rowids = grow(this.rowids, (n) => new Float64Array(n));
-    this.repos = grow(this.repos, (n) => new Int32Array(n));
-    this.languages = grow(this.languages, (n) => new Int32Array(n));
-    this.paths = grow(this.paths, (n) => new Int32Array(n));
+    [this.repos, this.languages, this.paths] = [this.repos, this.languages, this.paths].map((a) => grow(a, (n) => new Int32Array(n)));
   }
 }
 
