@@ -282,7 +282,8 @@ export class EmbeddedVectorStore implements VectorStore {
     try {
       return work();
     } catch (e) {
-      if (e instanceof Database.SqliteError && /^SQLITE_(CORRUPT|NOTADB)/.test(e.code)) {
+      // By code, not class: better-sqlite3's native part keeps the SqliteError class it was first loaded with.
+      if (/^SQLITE_(CORRUPT|NOTADB)/.test(String((e as { code?: unknown }).code))) {
         this.statements.clear();
         this.handle?.close();
         this.handle = null;
