@@ -133,7 +133,8 @@ export class EmbeddedVectorStore implements VectorStore {
     const rows = await this.current(collection, space);
     const k = Math.max(0, Math.floor(limit));
     if (k === 0) return [];
-    return this.guard(collection, () => {
+    // One read transaction: one snapshot, and one WAL lock for the few dozen rows read back.
+    return this.guard(collection, () => this.db().transaction(() => {
       const query = normalize(Float32Array.from(vector));
       const candidates = rows.nearest(query, filter, Math.max(k * OVERSAMPLE, MIN_CANDIDATES));
       const vectorOf = this.sql<[number], { vector: Buffer }>('SELECT vector FROM chunks WHERE rowid = ?');
@@ -159,7 +160,7 @@ export class EmbeddedVectorStore implements VectorStore {
         hits.push({ id, score, payload });
       }
       return hits;
-    });
+    })());
   }
 
   async close(): Promise<void> {
@@ -232,12 +233,8 @@ export class EmbeddedVectorStore implements VectorStore {
         this.loaded.set(collection, c);
       }
       if (c.version === meta.version && !c.refreshing) return c.rows;
-      if (!c.refreshing) {
-        const target = c;
-        target.refreshing = this.refresh(collection, target, meta.version).finally(() => {
-          target.refreshing = null;
-        });
-      }
+      const target = c;
+      target.refreshing ??= this.refresh(collection, target, meta.version).finally(() => (target.refreshing = null));
       try {
         await c.refreshing;
       } catch (e) {
