@@ -25,7 +25,8 @@ CREATE TABLE IF NOT EXISTS chunks (
   UNIQUE (collection, id)
 );
 CREATE INDEX IF NOT EXISTS chunks_by_version ON chunks (collection, version);
-CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks (collection, repo, path);`;
+-- Covers listChunks, which an ingest starts with: it reads no table row.
+CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks (collection, repo, path, id, file_hash);`;
 
 interface CollectionRow { readonly embedder_id: string; readonly dimension: number; readonly version: number }
 
