@@ -111,7 +111,7 @@ export class EmbeddedVectorStore implements VectorStore {
       const place = this.sql('UPDATE chunks SET file_hash = ?, start_line = ?, end_line = ? WHERE collection = ? AND id = ?');
       this.db().transaction(() => {
         for (const p of placements) place.run(fileHash, p.startLine, p.endLine, collection, p.id);
-      })();
+      }).immediate();
     });
   }
 
@@ -206,7 +206,7 @@ export class EmbeddedVectorStore implements VectorStore {
       .get(collection);
   }
 
-  /** One transaction that bumps the collection's version and passes it to `work` for the rows it writes. */
+  /** One IMMEDIATE transaction (a writer waits for another) bumping the version `work` gives the rows it writes. */
   private write(collection: string, space: EmbeddingSpace | null, work: (version: number) => void): void {
     this.guard(collection, () => {
       this.db().transaction(() => {
@@ -215,7 +215,7 @@ export class EmbeddedVectorStore implements VectorStore {
         if (space) checkSpace(collection, meta, space);
         this.sql('UPDATE collections SET version = ? WHERE name = ?').run(meta.version + 1, collection);
         work(meta.version + 1);
-      })();
+      }).immediate();
     });
   }
 
@@ -281,7 +281,9 @@ export class EmbeddedVectorStore implements VectorStore {
       return work();
     } catch (e) {
       // By code, not class: better-sqlite3's native part keeps the SqliteError class it was first loaded with.
-      if (/^SQLITE_(CORRUPT|NOTADB)/.test(String((e as { code?: unknown }).code))) {
+      const code = String((e as { code?: unknown }).code);
+      if (code.startsWith('SQLITE_BUSY')) throw new RetrievalError('busy', `another process (an ingest?) held the embedded vector index too long`, { cause: e });
+      if (/^SQLITE_(CORRUPT|NOTADB)/.test(code)) {
         this.statements.clear();
         this.handle?.close();
         this.handle = null;

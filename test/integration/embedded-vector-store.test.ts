@@ -1,5 +1,6 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { seededRandom } from '../../src/domain/seeded-random';
 import { EmbeddedVectorStore } from '../../src/retrieval/embedded-vector-store.adapter';
@@ -104,6 +105,21 @@ describe('embedded vector store on disk', () => {
     expect(web.every((h) => h.payload.repo === 'acme/web')).toBe(true);
     // The updated row answers with its new vector.
     expect((await restarted.search('code', SPACE, vectors[8]!, { pathPrefix: 'src/file7.ts' }, 1))[0]!.score).toBeCloseTo(1, 5);
+  });
+
+  it('reports busy when another process holds the write lock past the busy timeout, and writes once it is let go', async () => {
+    const store = open();
+    await store.ensureCollection('code', SPACE);
+    const other = new Database(join(root, 'vectors.sqlite'));
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      await expect(store.upsert('code', SPACE, [point(1)])).rejects.toMatchObject({ kind: 'busy' });
+      other.exec('ROLLBACK');
+      await store.upsert('code', SPACE, [point(1)]);
+      expect(await top(open(), 1)).toBe('id-1');
+    } finally {
+      other.close();
+    }
   });
 
   it('reports a damaged database file as unavailable instead of serving garbage', async () => {
