@@ -11,8 +11,8 @@ const LONE_SURROGATE = /\p{Surrogate}/u;
 /** Candidates taken from the int8 scan per result, and at least, before the exact float32 ranking. */
 const OVERSAMPLE = 4;
 const MIN_CANDIDATES = 32;
-/** Rows read per step while loading a collection; the event loop runs between steps. */
-const LOAD_PAGE = 2000;
+/** Rows read per step while loading (the event loop runs between steps); bigger steps left the process more RSS. */
+const LOAD_PAGE = 500;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS collections (
