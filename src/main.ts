@@ -140,7 +140,7 @@ export async function createGateway(
   const webhooks = createWebhooks({ config, db, now, logger, instanceId, ...(hooks.webhookResolve ? { resolve: hooks.webhookResolve } : {}) });
   const contexts = new ContextDirectory(db);
   const retriever = new InstrumentedRetriever(hooks.retriever ?? retrieval.retriever, instruments);
-  const blobs = blobStoreOf(config, logger);
+  const blobs = blobStoreOf(config);
   const idempotencyKeys = new IdempotencyKeys(db, now);
   const orchestrator = new Orchestrator({
     sessions: store.lifecycle,
@@ -377,9 +377,9 @@ function executeBudgetOf(config: Config, logger: Logger): ExecuteBudget {
 }
 
 /** S3 when S3_BUCKET is set, else the embedded store in DATA_DIR/blobs.sqlite. */
-function blobStoreOf(config: Config, logger: Logger): BlobStore & { close?(): Promise<void> } {
+function blobStoreOf(config: Config): BlobStore & { close?(): Promise<void> } {
   const { s3Bucket, s3Endpoint, s3Region, s3ForcePathStyle } = config.blobs;
-  if (!s3Bucket) return new SqliteBlobStore(config.dataDir, logger);
+  if (!s3Bucket) return new SqliteBlobStore(config.dataDir);
   const { S3BlobStore } = require('./blobs/s3.adapter') as typeof import('./blobs/s3.adapter');
   return new S3BlobStore({ bucket: s3Bucket, endpoint: s3Endpoint, region: s3Region, forcePathStyle: s3ForcePathStyle });
 }
