@@ -1,11 +1,12 @@
 import type { Caller } from '../domain/caller';
-import { assertPageSize, type PageRequest } from '../domain/pagination';
+import { assertPageSize, isBackward, type ListPageRequest } from '../domain/pagination';
 import type { SessionFilter, SessionOrder } from '../domain/session';
 import type { TurnStatus } from '../domain/turn-status';
 import type { Database } from '../persistence/database';
 import type { SqlValue } from '../persistence/sql';
 import { booleanOf, dateOf } from './raw-values';
-import { afterCursor, cursorOf, filterConditions, orderBy, paramsOf, whereOf, type Condition } from './session-query';
+import { cursorOf, indexFor, keysetCondition, oppositeOf, orderBy, sessionsFrom, type Side } from './session-keyset';
+import { filterConditions, paramsOf, whereOf, type Condition } from './session-query';
 import type { ListOptions, SessionPage, SessionSummaryRecord } from './session-store.port';
 import type { SessionEntities } from './session.entities';
 
@@ -53,34 +54,60 @@ interface NamedSummaryRow extends SummaryRow {
   readonly conversation_context_name: string | null;
 }
 
+/**
+ * Counts stop here (issue 35): a count of a large org reads no more than this many index
+ * entries, and says so when it stopped (`countIsLowerBound`); the dashboard shows "10,000+".
+ */
+export const COUNT_CAP = 10_000;
+
 export class SessionList {
   constructor(private readonly db: Database<SessionEntities>) {}
 
-  async list(caller: Caller, filter: SessionFilter, order: SessionOrder, page: PageRequest, options: ListOptions): Promise<SessionPage> {
-    const first = assertPageSize(page.first);
+  async list(caller: Caller, filter: SessionFilter, order: SessionOrder, page: ListPageRequest, options: ListOptions): Promise<SessionPage> {
+    const backward = isBackward(page);
+    const size = backward ? assertPageSize(page.last, 'last') : assertPageSize(page.first, 'first');
+    const cursor = backward ? page.before : page.after;
+    const side: Side = backward ? 'before' : 'after';
     const filtered = filterConditions(caller, filter);
-    const paged = page.after === null ? filtered : [...filtered, afterCursor(order, page.after)];
+    const paged = cursor === null ? filtered : [...filtered, keysetCondition(order, cursor, side, false)];
+    const from = sessionsFrom(this.db.dialect, indexFor(order, filter));
     const names = options.withContextNames === true;
+    // A backward page reads from the cursor towards the start, nearest first, and is turned round.
     const rowsRead = this.query<SummaryRow | NamedSummaryRow>(
-      `SELECT ${COLUMNS}${names ? NAME_COLUMNS : ''} FROM agent_sessions s${names ? NAME_JOINS : ''} ` +
-        `WHERE ${whereOf(paged)} ORDER BY ${orderBy(order)} LIMIT ${first + 1}`,
+      `SELECT ${COLUMNS}${names ? NAME_COLUMNS : ''} FROM ${from}${names ? NAME_JOINS : ''} ` +
+        `WHERE ${whereOf(paged)} ORDER BY ${orderBy(order, backward)} LIMIT ${size + 1}`,
       paged,
     );
+    // Is there anything on the cursor's other side (the cursor's own row included)? One index probe.
+    const beyondCursor =
+      cursor === null
+        ? Promise.resolve(false)
+        : this.exists(from, [...filtered, keysetCondition(order, cursor, oppositeOf(side), true)]);
     let counted: Promise<number> | null = null;
     const count = () =>
-      (counted ??= this.query<{ total: number | string }>(`SELECT COUNT(*) AS total FROM agent_sessions s WHERE ${whereOf(filtered)}`, filtered).then(
-        (rows) => Number(rows[0]?.total ?? 0),
-      ));
+      (counted ??= this.query<{ total: number | string }>(
+        `SELECT COUNT(*) AS total FROM (SELECT 1 FROM ${from} WHERE ${whereOf(filtered)} LIMIT ${COUNT_CAP + 1}) c`,
+        filtered,
+      ).then((rows) => Number(rows[0]?.total ?? 0)));
     // Both statements at once when the count is wanted anyway: one round trip of waiting, not two.
     if (options.withTotalCount) void count().catch(() => undefined);
-    const rows = await rowsRead;
-    const items = rows.slice(0, first).map((row) => toSummary(row, names));
+    const [rows, beyond] = await Promise.all([rowsRead, beyondCursor]);
+    const more = rows.length > size;
+    const kept = rows.slice(0, size);
+    if (backward) kept.reverse();
     return {
-      items,
+      items: kept.map((row) => toSummary(row, names)),
       cursorOf: (s) => cursorOf(order, s),
-      hasNextPage: rows.length > first,
-      totalCount: count,
+      hasNextPage: backward ? beyond : more,
+      hasPreviousPage: backward ? more : beyond,
+      totalCount: async () => Math.min(await count(), COUNT_CAP),
+      countIsLowerBound: async () => (await count()) > COUNT_CAP,
     };
+  }
+
+  private async exists(from: string, conditions: readonly Condition[]): Promise<boolean> {
+    const rows = await this.query<{ one: number }>(`SELECT 1 AS one FROM ${from} WHERE ${whereOf(conditions)} LIMIT 1`, conditions);
+    return rows.length > 0;
   }
 
   /** A plain read (Database.read): on MySQL the page and the count share one round trip, on SQLite they run off the main thread. */
@@ -89,7 +116,6 @@ export class SessionList {
     return this.db.read<T>(text, params as SqlValue[]);
   }
 }
-
 
 function toSummary(row: SummaryRow | NamedSummaryRow, names: boolean): SessionSummaryRecord {
   const summary: SessionSummaryRecord = {

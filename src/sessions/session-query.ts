@@ -1,7 +1,6 @@
 import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { isAdmin, type Caller } from '../domain/caller';
-import { decodeCursor, encodeCursor, malformedCursor, type CursorPosition } from '../domain/pagination';
-import type { SessionFilter, SessionOrder, SessionRecord } from '../domain/session';
+import type { SessionFilter } from '../domain/session';
 
 /**
  * A piece of a WHERE clause with named parameters (`:name`). Written with the tables'
@@ -82,45 +81,3 @@ export function filterConditions(caller: Caller, filter: SessionFilter): Conditi
 }
 
 const escapeLike = (text: string): string => text.replace(/[!%_]/g, (c) => `!${c}`);
-
-interface OrderSpec {
-  readonly field: 'lastUpdatedDate' | 'creationDate' | 'name';
-  readonly column: string;
-  readonly direction: 'ASC' | 'DESC';
-}
-
-const ORDERS: Record<SessionOrder, OrderSpec> = {
-  LAST_UPDATED_DESC: { field: 'lastUpdatedDate', column: 's.last_updated_date', direction: 'DESC' },
-  LAST_UPDATED_ASC: { field: 'lastUpdatedDate', column: 's.last_updated_date', direction: 'ASC' },
-  CREATED_DESC: { field: 'creationDate', column: 's.creation_date', direction: 'DESC' },
-  NAME_ASC: { field: 'name', column: 's.name', direction: 'ASC' },
-};
-
-/** Keyset pagination: (sort key, id) strictly after the cursor, in the order's direction. */
-export function afterCursor(order: SessionOrder, after: string): Condition {
-  const spec = ORDERS[order];
-  const position = decodeCursor(order, after);
-  const key = spec.field === 'name' ? position.key : toDate(position);
-  const cmp = spec.direction === 'ASC' ? '>' : '<';
-  return {
-    sql: `(${spec.column} ${cmp} :cursorKey OR (${spec.column} = :cursorKey AND s.id ${cmp} :cursorId))`,
-    params: { cursorKey: key, cursorId: position.id },
-  };
-}
-
-export function orderBy(order: SessionOrder): string {
-  const { column, direction } = ORDERS[order];
-  return `${column} ${direction}, s.id ${direction}`;
-}
-
-export function cursorOf(order: SessionOrder, session: Pick<SessionRecord, 'id' | 'name' | 'lastUpdatedDate' | 'creationDate'>): string {
-  const field = ORDERS[order].field;
-  const key = field === 'name' ? session.name : session[field].toISOString();
-  return encodeCursor(order, { key, id: session.id });
-}
-
-function toDate(position: CursorPosition): Date {
-  const date = typeof position.key === 'string' ? new Date(position.key) : new Date(NaN);
-  if (Number.isNaN(date.getTime())) throw malformedCursor();
-  return date;
-}
