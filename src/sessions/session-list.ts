@@ -3,6 +3,7 @@ import { assertPageSize, isBackward, type ListPageRequest } from '../domain/pagi
 import type { SessionFilter, SessionOrder } from '../domain/session';
 import type { TurnStatus } from '../domain/turn-status';
 import type { Database } from '../persistence/database';
+import type { Dialect } from '../persistence/dialect';
 import type { SqlValue } from '../persistence/sql';
 import { booleanOf, dateOf } from './raw-values';
 import { cursorOf, indexFor, keysetCondition, oppositeOf, orderBy, sessionsFrom, type Side } from './session-keyset';
@@ -60,35 +61,62 @@ interface NamedSummaryRow extends SummaryRow {
  */
 export const COUNT_CAP = 10_000;
 
+/** A statement of the list with named parameters (the driver's escapeQueryWithParameters binds them). */
+export interface ListStatement {
+  readonly sql: string;
+  readonly conditions: readonly Condition[];
+}
+
+/**
+ * The list's statements: the page (plus one row: is there more on this side?), the probe for
+ * rows on the cursor's other side (the cursor's own position included), and the capped count.
+ * A backward page reads from the cursor towards the start, nearest first; `list` turns it round.
+ */
+export function listStatements(
+  dialect: Dialect,
+  caller: Caller,
+  filter: SessionFilter,
+  order: SessionOrder,
+  page: ListPageRequest,
+  names: boolean,
+): { readonly size: number; readonly backward: boolean; readonly page: ListStatement; readonly probe: ListStatement | null; readonly count: ListStatement } {
+  const backward = isBackward(page);
+  const size = backward ? assertPageSize(page.last, 'last') : assertPageSize(page.first, 'first');
+  const cursor = backward ? page.before : page.after;
+  const side: Side = backward ? 'before' : 'after';
+  const filtered = filterConditions(caller, filter);
+  const paged = cursor === null ? filtered : [...filtered, keysetCondition(order, cursor, side, false)];
+  const from = sessionsFrom(dialect, indexFor(order, filter));
+  const probe = cursor === null ? null : [...filtered, keysetCondition(order, cursor, oppositeOf(side), true)];
+  return {
+    size,
+    backward,
+    page: {
+      sql:
+        `SELECT ${COLUMNS}${names ? NAME_COLUMNS : ''} FROM ${from}${names ? NAME_JOINS : ''} ` +
+        `WHERE ${whereOf(paged)} ORDER BY ${orderBy(order, backward)} LIMIT ${size + 1}`,
+      conditions: paged,
+    },
+    probe: probe && { sql: `SELECT 1 AS one FROM ${from} WHERE ${whereOf(probe)} LIMIT 1`, conditions: probe },
+    count: {
+      sql: `SELECT COUNT(*) AS total FROM (SELECT 1 FROM ${from} WHERE ${whereOf(filtered)} LIMIT ${COUNT_CAP + 1}) c`,
+      conditions: filtered,
+    },
+  };
+}
+
 export class SessionList {
   constructor(private readonly db: Database<SessionEntities>) {}
 
   async list(caller: Caller, filter: SessionFilter, order: SessionOrder, page: ListPageRequest, options: ListOptions): Promise<SessionPage> {
-    const backward = isBackward(page);
-    const size = backward ? assertPageSize(page.last, 'last') : assertPageSize(page.first, 'first');
-    const cursor = backward ? page.before : page.after;
-    const side: Side = backward ? 'before' : 'after';
-    const filtered = filterConditions(caller, filter);
-    const paged = cursor === null ? filtered : [...filtered, keysetCondition(order, cursor, side, false)];
-    const from = sessionsFrom(this.db.dialect, indexFor(order, filter));
     const names = options.withContextNames === true;
-    // A backward page reads from the cursor towards the start, nearest first, and is turned round.
-    const rowsRead = this.query<SummaryRow | NamedSummaryRow>(
-      `SELECT ${COLUMNS}${names ? NAME_COLUMNS : ''} FROM ${from}${names ? NAME_JOINS : ''} ` +
-        `WHERE ${whereOf(paged)} ORDER BY ${orderBy(order, backward)} LIMIT ${size + 1}`,
-      paged,
-    );
-    // Is there anything on the cursor's other side (the cursor's own row included)? One index probe.
-    const beyondCursor =
-      cursor === null
-        ? Promise.resolve(false)
-        : this.exists(from, [...filtered, keysetCondition(order, cursor, oppositeOf(side), true)]);
+    const statements = listStatements(this.db.dialect, caller, filter, order, page, names);
+    const { size, backward } = statements;
+    const rowsRead = this.query<SummaryRow | NamedSummaryRow>(statements.page);
+    const probe = statements.probe;
+    const beyondCursor = probe === null ? Promise.resolve(false) : this.query(probe).then((rows) => rows.length > 0);
     let counted: Promise<number> | null = null;
-    const count = () =>
-      (counted ??= this.query<{ total: number | string }>(
-        `SELECT COUNT(*) AS total FROM (SELECT 1 FROM ${from} WHERE ${whereOf(filtered)} LIMIT ${COUNT_CAP + 1}) c`,
-        filtered,
-      ).then((rows) => Number(rows[0]?.total ?? 0)));
+    const count = () => (counted ??= this.query<{ total: number | string }>(statements.count).then((rows) => Number(rows[0]?.total ?? 0)));
     // Both statements at once when the count is wanted anyway: one round trip of waiting, not two.
     if (options.withTotalCount) void count().catch(() => undefined);
     const [rows, beyond] = await Promise.all([rowsRead, beyondCursor]);
@@ -105,13 +133,8 @@ export class SessionList {
     };
   }
 
-  private async exists(from: string, conditions: readonly Condition[]): Promise<boolean> {
-    const rows = await this.query<{ one: number }>(`SELECT 1 AS one FROM ${from} WHERE ${whereOf(conditions)} LIMIT 1`, conditions);
-    return rows.length > 0;
-  }
-
   /** A plain read (Database.read): on MySQL the page and the count share one round trip, on SQLite they run off the main thread. */
-  private query<T>(sql: string, conditions: readonly Condition[]): Promise<T[]> {
+  private query<T>({ sql, conditions }: ListStatement): Promise<T[]> {
     const [text, params] = this.db.dataSource.driver.escapeQueryWithParameters(sql, paramsOf(conditions));
     return this.db.read<T>(text, params as SqlValue[]);
   }
