@@ -164,7 +164,9 @@ function pagesSuite(open: TestDatabaseFactory): void {
       const [explained] = await conn.query(`EXPLAIN ${text}`, params);
       const first = (explained as { key: string | null; type: string }[])[0];
       expect(first?.key).toBe(index);
-      expect(first?.type).toBe(shape.sorted ? 'ref' : 'range');
+      // The first page is the equality prefix; a page behind a cursor, a range from the cursor on.
+      const windowed = shape.filter.updatedAfter != null && COLUMN[shape.order] === 'last_updated_date';
+      expect(first?.type).toBe((deep && !shape.sorted) || windowed ? 'range' : 'ref');
       await conn.query('FLUSH STATUS');
       await conn.query(text, params);
       const [status] = await conn.query("SHOW SESSION STATUS LIKE 'Handler_read%'");
