@@ -66,11 +66,12 @@ export function cursorOf(order: SessionOrder, session: Pick<SessionRecord, 'id' 
  * member's visibility and the status filter without reading rows; an owner filter, or a status
  * filter in update order, walks an index that starts with it; admins asking for deleted
  * sessions too walk idx_sessions_org_<order>. A participant filter is driven from the
- * participant rows instead (no hint): the user's sessions, then sorted.
+ * participant rows instead (no hint): the user's sessions, then sorted; a search, from the
+ * full-text index's matches.
  */
 export function indexFor(order: SessionOrder, filter: SessionFilter): string | null {
   const spec = ORDERS[order];
-  if (filter.participantId != null) return null;
+  if (filter.participantId != null || (filter.search != null && filter.search !== '')) return null;
   if (filter.includeDeleted === true) return `idx_sessions_org_${spec.index}`;
   if (filter.ownerUserId != null) return 'idx_sessions_owner_updated';
   if (filter.lastTurnStatus != null && spec.index === 'updated') return 'idx_sessions_status_updated';

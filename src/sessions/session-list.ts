@@ -84,7 +84,7 @@ export function listStatements(
   const size = backward ? assertPageSize(page.last, 'last') : assertPageSize(page.first, 'first');
   const cursor = backward ? page.before : page.after;
   const side: Side = backward ? 'before' : 'after';
-  const filtered = filterConditions(caller, filter);
+  const filtered = filterConditions(caller, filter, dialect);
   const paged = cursor === null ? filtered : [...filtered, keysetCondition(order, cursor, side, false)];
   const from = sessionsFrom(dialect, indexFor(order, filter));
   const probe = cursor === null ? null : [...filtered, keysetCondition(order, cursor, oppositeOf(side), true)];

@@ -1,6 +1,8 @@
 import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { isAdmin, type Caller } from '../domain/caller';
+import { searchWords } from '../domain/search-words';
 import type { SessionFilter } from '../domain/session';
+import type { Dialect } from '../persistence/dialect';
 
 /**
  * A piece of a WHERE clause with named parameters (`:name`). Written with the tables'
@@ -59,7 +61,7 @@ const EQUAL_FILTERS = [
 ] as const satisfies readonly (readonly [keyof SessionFilter, string])[];
 
 /** Visibility plus every filter the caller gave. */
-export function filterConditions(caller: Caller, filter: SessionFilter): Condition[] {
+export function filterConditions(caller: Caller, filter: SessionFilter, dialect: Dialect): Condition[] {
   const conditions = visibility(caller, filter.includeDeleted === true);
   if (filter.participantId != null) {
     // The owner is recorded as a participant when the session is created (DD-003).
@@ -74,10 +76,24 @@ export function filterConditions(caller: Caller, filter: SessionFilter): Conditi
   }
   if (filter.updatedAfter) conditions.push({ sql: 's.last_updated_date > :updatedAfter', params: { updatedAfter: filter.updatedAfter } });
   if (filter.updatedBefore) conditions.push({ sql: 's.last_updated_date < :updatedBefore', params: { updatedBefore: filter.updatedBefore } });
-  if (filter.search != null && filter.search !== '') {
-    conditions.push({ sql: `LOWER(s.name) LIKE :search ESCAPE '!'`, params: { search: `%${escapeLike(filter.search.toLowerCase())}%` } });
-  }
+  if (filter.search != null && filter.search !== '') conditions.push(searchCondition(searchWords(filter.search), dialect));
   return conditions;
 }
 
-const escapeLike = (text: string): string => text.replace(/[!%_]/g, (c) => `!${c}`);
+/**
+ * domain/search-words.ts's rule on the full-text index of the sessions' names and descriptions
+ * (SessionSearch1765100000001): every word as a prefix, within the caller's org. The words are
+ * letters and digits only, so they carry no operator of either query language.
+ */
+function searchCondition(words: readonly string[], dialect: Dialect): Condition {
+  if (dialect === 'sqlite') {
+    return {
+      sql: 's.id IN (SELECT session_id FROM agent_session_search WHERE agent_session_search MATCH :search AND org_id = :callerOrg)',
+      params: { search: words.map((w) => `"${w}"*`).join(' AND ') },
+    };
+  }
+  return {
+    sql: 's.id IN (SELECT ss.session_id FROM agent_session_search ss WHERE MATCH(ss.body) AGAINST(:search IN BOOLEAN MODE) AND ss.org_id = :callerOrg)',
+    params: { search: words.map((w) => `+${w}*`).join(' ') },
+  };
+}

@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { isAdmin, type Caller } from '../domain/caller';
 import { forbidden } from '../domain/errors';
+import { searchWords } from '../domain/search-words';
 import type { ListPageRequest } from '../domain/pagination';
 import type { SessionFilter, SessionOrder, SessionRecord } from '../domain/session';
 import type { TurnRecord } from '../domain/turn';
@@ -89,4 +90,5 @@ function checkFilter(filter: SessionFilter): void {
   optionalText('workspaceId', filter.workspaceId, LIMITS.shortText);
   optionalText('repo', filter.repo, LIMITS.shortText);
   optionalText('search', filter.search, LIMITS.search);
+  if (filter.search != null && filter.search !== '') searchWords(filter.search);
 }

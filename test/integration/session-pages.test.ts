@@ -1,11 +1,12 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
-import { bulkSeedSessions } from '../../src/cli/bulk-seed';
+import { bulkSeedSessions, RARE_WORD } from '../../src/cli/bulk-seed';
 import { seedDemoData } from '../../src/cli/seed-data';
 import { ContextDirectory } from '../../src/contexts/context-directory';
 import type { Caller } from '../../src/domain/caller';
 import type { ListPageRequest } from '../../src/domain/pagination';
+import { matchesSearch, searchWords } from '../../src/domain/search-words';
 import type { SessionFilter, SessionOrder } from '../../src/domain/session';
 import type { SqlValue } from '../../src/persistence/sql';
 import { dateOf } from '../../src/sessions/raw-values';
@@ -140,6 +141,70 @@ function pagesSuite(open: TestDatabaseFactory): void {
       details: { argument: 'before' },
     });
   });
+
+  /** Every session of acme the caller sees, with its text, in the list's order: the search rule applied in JS. */
+  async function searchedInJs(caller: Caller, search: string): Promise<string[]> {
+    const s = listStatements(t.db.dialect, caller, {}, 'LAST_UPDATED_DESC', { first: 1, after: null }, false).page;
+    const rows = await run<{ id: string; name: string; description: string | null }>({ sql: s.sql.replace(/LIMIT \d+$/, 'LIMIT 100000'), conditions: s.conditions });
+    const words = searchWords(search);
+    return rows.filter((r) => matchesSearch(words, r.name, r.description)).map((r) => r.id);
+  }
+
+  const listed = async (caller: Caller, search: string) => {
+    const page = await store.reads.listSessions(caller, { search }, 'LAST_UPDATED_DESC', { first: 100, after: null }, { withTotalCount: true });
+    return { ids: page.items.map((i) => i.id), total: await page.totalCount() };
+  };
+
+  it.each([
+    ['two words, as prefixes, in any case', 'RATE limit'],
+    ['a word of the description', 'seeded'],
+    ['a rare word of the description', RARE_WORD],
+    ['a number in the name', '#1234'],
+  ])('searches names and descriptions on the full-text index: %s', async (_what, search) => {
+    for (const caller of [ADMIN, MEMBER]) {
+      const expected = await searchedInJs(caller, search);
+      const { ids, total } = await listed(caller, search);
+      expect(ids).toEqual(expected.slice(0, 100));
+      expect(total).toBe(expected.length);
+    }
+  });
+
+  it('finds a session by its new name once renamed, and no longer by its old one', async () => {
+    const session = await store.lifecycle.createSession(ADMIN, { name: 'Wombat migration plan', agentContextId: (await new ContextDirectory(t.db).listAgentContexts('acme'))[0]!.id });
+    expect((await listed(ADMIN, 'wombat')).ids).toEqual([session.id]);
+    await store.lifecycle.updateSession(ADMIN, session.id, { name: 'Platypus migration plan' });
+    expect((await listed(ADMIN, 'platypus')).ids).toEqual([session.id]);
+    expect((await listed(ADMIN, 'wombat')).ids).toEqual([]);
+    // Words may come from the name and the description alike.
+    await store.lifecycle.updateSession(ADMIN, session.id, { description: 'Formerly the wombat plan' });
+    expect((await listed(ADMIN, 'wombat platyp')).ids).toEqual([session.id]);
+    const tooShort = Promise.resolve().then(() => store.reads.listSessions(ADMIN, { search: 'a b' }, 'LAST_UPDATED_DESC', { first: 5, after: null }));
+    await expect(tooShort).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
+  });
+
+  it('indexes the sessions of a populated database when the migration runs, and reads the index, not the org', async () => {
+    await t.db.dataSource.undoLastMigration();
+    await t.db.dataSource.runMigrations();
+    const expected = await searchedInJs(ADMIN, 'audit log');
+    expect(expected.length).toBeGreaterThan(50);
+    expect((await listed(ADMIN, 'audit log')).total).toBe(expected.length);
+    const s = listStatements(t.db.dialect, MEMBER, { search: RARE_WORD }, 'LAST_UPDATED_DESC', { first: 25, after: null }, true).page;
+    const [text, params] = t.db.dataSource.driver.escapeQueryWithParameters(s.sql, paramsOf(s.conditions));
+    if (t.url === null) {
+      const sqlite = new Database(join(t.dataDir, 'gateway.sqlite'), { readonly: true });
+      const plan = (sqlite.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...(params as SqlValue[]).map(sqliteValue)) as { detail: string }[]).map((r) => r.detail);
+      sqlite.close();
+      expect(plan.join('\n')).toMatch(/SCAN agent_session_search VIRTUAL TABLE INDEX/);
+      expect(plan.join('\n')).not.toMatch(/SCAN s\b/);
+    } else {
+      const conn = await createConnection({ uri: t.url });
+      const [explained] = await conn.query(`EXPLAIN ${text}`, params);
+      await conn.end();
+      const rows = explained as { table: string; type: string; key: string | null }[];
+      expect(rows.find((r) => r.table === 'ss')).toMatchObject({ type: 'fulltext', key: 'ft_session_search' });
+      expect(rows.find((r) => r.table === 's')?.type).not.toBe('ALL');
+    }
+  }, 120_000);
 
   /** What a statement costs: index and row reads on MySQL/MariaDB, and the plan's shape on SQLite. */
   async function cost(s: ListStatement, shape: Shape, deep: boolean): Promise<number> {

@@ -10,6 +10,7 @@ import { SessionVisibilityIndex1764800000000 } from './1764800000000-session-vis
 import { Webhooks1765000000000 } from './1765000000000-webhooks';
 import { SessionForks1765000000001 } from './1765000000001-session-forks';
 import { ScaleLists1765100000000 } from './1765100000000-scale-lists';
+import { SessionSearch1765100000001 } from './1765100000001-session-search';
 
 /** Every migration, oldest first. New ones are appended, never edited. */
 export const migrations = [
@@ -25,4 +26,5 @@ export const migrations = [
   Webhooks1765000000000,
   SessionForks1765000000001,
   ScaleLists1765100000000,
+  SessionSearch1765100000001,
 ];
