@@ -131,13 +131,13 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
         expect(page).toBeDefined();
         const plan = (await t.gateway.db.dataSource.query(`EXPLAIN QUERY PLAN ${page}`, ['acme', 'user-2', 'acme', 'user-2'])) as { detail: string }[];
         const steps = plan.map((p) => p.detail).join(' | ');
-        expect(steps).toMatch(/SEARCH s USING INDEX idx_sessions_org_(updated|created|name)/);
+        expect(steps).toMatch(/SEARCH s USING INDEX idx_sessions_list_(updated|created|name)/);
         expect(steps).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
       },
     );
   }
 
-  it("counts a member's sessions from the visibility index, not from the sessions' rows, also once the database has statistics", async () => {
+  it("counts a member's sessions from the list's index, not from the sessions' rows, also once the database has statistics", async () => {
     await t.gateway.db.dataSource.query(database === 'sqlite' ? 'ANALYZE' : 'ANALYZE TABLE agent_sessions');
     const token = t.token({ userId: 'user-2', roles: [] });
     t.statements.length = 0;
@@ -148,11 +148,11 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
     const params = ['acme', 'user-2', 'acme', 'user-2'];
     if (database === 'sqlite') {
       const plan = (await t.gateway.db.dataSource.query(`EXPLAIN QUERY PLAN ${count}`, params)) as { detail: string }[];
-      expect(plan.map((p) => p.detail).join(' | ')).toMatch(/SEARCH s USING COVERING INDEX idx_sessions_org_visible/);
+      expect(plan.map((p) => p.detail).join(' | ')).toMatch(/SEARCH s USING COVERING INDEX idx_sessions_list_updated/);
     } else {
       const plan = (await t.gateway.db.dataSource.query(`EXPLAIN ${count}`, params)) as { table: string; key: string | null; Extra: string }[];
       const sessions = plan.find((step) => step.table === 's');
-      expect(sessions?.key).toBe('idx_sessions_org_visible');
+      expect(sessions?.key).toBe('idx_sessions_list_updated');
       expect(sessions?.Extra).toMatch(/Using index/);
     }
   });
