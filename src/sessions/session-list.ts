@@ -1,4 +1,4 @@
-import type { Caller } from '../domain/caller';
+import { isAdmin, type Caller } from '../domain/caller';
 import { assertPageSize, isBackward, type ListPageRequest } from '../domain/pagination';
 import type { SessionFilter, SessionOrder } from '../domain/session';
 import type { TurnStatus } from '../domain/turn-status';
@@ -79,7 +79,15 @@ export function listStatements(
   order: SessionOrder,
   page: ListPageRequest,
   names: boolean,
-): { readonly size: number; readonly backward: boolean; readonly page: ListStatement; readonly probe: ListStatement | null; readonly count: ListStatement } {
+): {
+  readonly size: number;
+  readonly backward: boolean;
+  readonly page: ListStatement;
+  readonly probe: ListStatement | null;
+  readonly count: ListStatement;
+  /** The count comes from the maintained counters (exact, uncapped). */
+  readonly counted: boolean;
+} {
   const backward = isBackward(page);
   const size = backward ? assertPageSize(page.last, 'last') : assertPageSize(page.first, 'first');
   const cursor = backward ? page.before : page.after;
@@ -98,11 +106,30 @@ export function listStatements(
       conditions: paged,
     },
     probe: probe && { sql: `SELECT 1 AS one FROM ${from} WHERE ${whereOf(probe)} LIMIT 1`, conditions: probe },
-    count: {
+    count: counterStatement(caller, filter) ?? {
       sql: `SELECT COUNT(*) AS total FROM (SELECT 1 FROM ${from} WHERE ${whereOf(filtered)} LIMIT ${COUNT_CAP + 1}) c`,
       conditions: filtered,
     },
+    counted: counterStatement(caller, filter) !== null,
   };
+}
+
+/** Filters the counters answer: an admin's view of the org, by owner or not, deleted sessions or not. */
+const COUNTED_FILTERS: ReadonlySet<string> = new Set(['ownerUserId', 'includeDeleted']);
+
+/**
+ * An admin's count from agent_session_counts (SessionCounts1765100000002): a sum over at
+ * most two rows per owner. Null when the caller or the filter needs more than the counters
+ * hold (a member's visibility, any other filter): then the capped count.
+ */
+function counterStatement(caller: Caller, filter: SessionFilter): ListStatement | null {
+  if (!isAdmin(caller)) return null;
+  const set = Object.entries(filter).filter(([, v]) => v != null && v !== false && v !== '');
+  if (!set.every(([k]) => COUNTED_FILTERS.has(k))) return null;
+  const conditions: Condition[] = [{ sql: 'org_id = :callerOrg', params: { callerOrg: caller.orgId } }];
+  if (filter.includeDeleted !== true) conditions.push({ sql: 'is_deleted = 0', params: {} });
+  if (filter.ownerUserId != null) conditions.push({ sql: 'owner_user_id = :ownerUserId', params: { ownerUserId: filter.ownerUserId } });
+  return { sql: `SELECT COALESCE(SUM(n), 0) AS total FROM agent_session_counts WHERE ${whereOf(conditions)}`, conditions };
 }
 
 export class SessionList {
@@ -111,7 +138,7 @@ export class SessionList {
   async list(caller: Caller, filter: SessionFilter, order: SessionOrder, page: ListPageRequest, options: ListOptions): Promise<SessionPage> {
     const names = options.withContextNames === true;
     const statements = listStatements(this.db.dialect, caller, filter, order, page, names);
-    const { size, backward } = statements;
+    const { size, backward, counted: exact } = statements;
     const rowsRead = this.query<SummaryRow | NamedSummaryRow>(statements.page);
     const probe = statements.probe;
     const beyondCursor = probe === null ? Promise.resolve(false) : this.query(probe).then((rows) => rows.length > 0);
@@ -128,8 +155,8 @@ export class SessionList {
       cursorOf: (s) => cursorOf(order, s),
       hasNextPage: backward ? beyond : more,
       hasPreviousPage: backward ? more : beyond,
-      totalCount: async () => Math.min(await count(), COUNT_CAP),
-      countIsLowerBound: async () => (await count()) > COUNT_CAP,
+      totalCount: async () => (exact ? await count() : Math.min(await count(), COUNT_CAP)),
+      countIsLowerBound: async () => !exact && (await count()) > COUNT_CAP,
     };
   }
 

@@ -122,15 +122,52 @@ function pagesSuite(open: TestDatabaseFactory): void {
     const demo = await new ContextDirectory(t.db).listAgentContexts('acme');
     const ids = demo.map((c) => c.id);
     await bulkSeedSessions(t.db, {
-      orgId: 'huge', orgName: 'Huge', users: 3, sessions: COUNT_CAP + 5, participants: [1, 2], publicShare: 0, deletedShare: 0,
+      orgId: 'huge', orgName: 'Huge', users: 3, sessions: COUNT_CAP + 5, participants: [1, 2], publicShare: 1, deletedShare: 0,
       randomSeed: 1, agentContextIds: ids, conversationContextIds: [], until: new Date(),
     });
-    const page = await store.reads.listSessions(user('u', 'huge', ['admin']), {}, 'LAST_UPDATED_DESC', { first: 10, after: null });
-    expect(await page.totalCount()).toBe(COUNT_CAP);
-    expect(await page.countIsLowerBound?.()).toBe(true);
-    const owned = await store.reads.listSessions(user('u', 'huge', ['admin']), { ownerUserId: 'user-1' }, 'LAST_UPDATED_DESC', { first: 10, after: null });
-    expect(await owned.countIsLowerBound?.()).toBe(false);
-    expect(await owned.totalCount()).toBeGreaterThan(COUNT_CAP / 4);
+    const admin = user('u', 'huge', ['admin']);
+    const count = async (caller: Caller, filter: SessionFilter) => {
+      const page = await store.reads.listSessions(caller, filter, 'LAST_UPDATED_DESC', { first: 10, after: null });
+      return [await page.totalCount(), await page.countIsLowerBound?.()];
+    };
+    // What no counter covers is counted up to the cap.
+    expect(await count(admin, { updatedBefore: new Date() })).toEqual([COUNT_CAP, true]);
+    expect(await count(user('user-1', 'huge'), {})).toEqual([COUNT_CAP, true]);
+    // An admin's org, or an owner's sessions, come from the counters: exact, whatever the size.
+    expect(await count(admin, {})).toEqual([COUNT_CAP + 5, false]);
+    const [owned] = await count(admin, { ownerUserId: 'user-1' });
+    expect(owned).toBeGreaterThan(COUNT_CAP / 4);
+    expect(await count(admin, { ownerUserId: 'user-1', updatedBefore: new Date() })).toEqual([owned, false]);
+  }, 120_000);
+
+  /** The counters against a full COUNT of the sessions. */
+  async function countersMatch(): Promise<void> {
+    const key = 'org_id, owner_user_id, is_deleted';
+    const counters = await t.db.read<Record<string, unknown>>(`SELECT ${key}, n FROM agent_session_counts WHERE n <> 0 ORDER BY ${key}`);
+    const counted = await t.db.read<Record<string, unknown>>(`SELECT ${key}, COUNT(*) AS n FROM agent_sessions GROUP BY ${key} ORDER BY ${key}`);
+    const norm = (rows: Record<string, unknown>[]) => rows.map((r) => `${String(r.org_id)}/${String(r.owner_user_id)}/${Number(r.is_deleted)}=${Number(r.n)}`);
+    expect(norm(counters)).toEqual(norm(counted));
+    expect(counters.length).toBeGreaterThan(10);
+  }
+
+  it('keeps the counters equal to a full COUNT through creates, deletes, reruns, participants joining, and a migration on a populated database', async () => {
+    await countersMatch();
+    const ac = (await new ContextDirectory(t.db).listAgentContexts('acme'))[0]!.id;
+    const session = await store.lifecycle.createSession(MEMBER, { name: 'Counted session', agentContextId: ac, isPublic: true });
+    const turn = await store.lifecycle.addTurn(user('user-5'), session.id, { instructionSummary: 'join in', mode: 'ask', openAIModel: 'm' });
+    await store.lifecycle.failTurn(user('user-5'), session.id, turn.id, { errors: ['x'] });
+    await store.lifecycle.updateSession(MEMBER, session.id, { isPublic: false });
+    await countersMatch();
+    await store.lifecycle.deleteSession(ADMIN, session.id);
+    await countersMatch();
+    const page = await store.reads.listSessions(ADMIN, {}, 'LAST_UPDATED_DESC', { first: 1, after: null });
+    const withDeleted = await store.reads.listSessions(ADMIN, { includeDeleted: true }, 'LAST_UPDATED_DESC', { first: 1, after: null });
+    expect(await withDeleted.totalCount()).toBeGreaterThan(await page.totalCount());
+    expect(await page.totalCount()).toBe((await everything(ADMIN, {}, 'LAST_UPDATED_DESC')).length);
+    // Down and up again on the populated database: filled from the sessions.
+    await t.db.dataSource.undoLastMigration();
+    await t.db.dataSource.runMigrations();
+    await countersMatch();
   }, 120_000);
 
   it('refuses a cursor of another order, on either side', async () => {
@@ -183,6 +220,8 @@ function pagesSuite(open: TestDatabaseFactory): void {
   });
 
   it('indexes the sessions of a populated database when the migration runs, and reads the index, not the org', async () => {
+    // The counters' migration, then the search's, down; both up again.
+    await t.db.dataSource.undoLastMigration();
     await t.db.dataSource.undoLastMigration();
     await t.db.dataSource.runMigrations();
     const expected = await searchedInJs(ADMIN, 'audit log');

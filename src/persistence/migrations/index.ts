@@ -11,6 +11,7 @@ import { Webhooks1765000000000 } from './1765000000000-webhooks';
 import { SessionForks1765000000001 } from './1765000000001-session-forks';
 import { ScaleLists1765100000000 } from './1765100000000-scale-lists';
 import { SessionSearch1765100000001 } from './1765100000001-session-search';
+import { SessionCounts1765100000002 } from './1765100000002-session-counts';
 
 /** Every migration, oldest first. New ones are appended, never edited. */
 export const migrations = [
@@ -27,4 +28,5 @@ export const migrations = [
   SessionForks1765000000001,
   ScaleLists1765100000000,
   SessionSearch1765100000001,
+  SessionCounts1765100000002,
 ];
