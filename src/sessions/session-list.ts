@@ -118,13 +118,25 @@ export function listStatements(
 const COUNTED_FILTERS: ReadonlySet<string> = new Set(['ownerUserId', 'includeDeleted']);
 
 /**
- * An admin's count from agent_session_counts (SessionCounts1765100000002): a sum over at
- * most two rows per owner. Null when the caller or the filter needs more than the counters
- * hold (a member's visibility, any other filter): then the capped count.
+ * A count from agent_session_counts (SessionCounts1765100000002). An admin's: a sum over a
+ * few rows per owner. A member's, unfiltered: the org's public and the member's own
+ * sessions from the counters, plus the member's participations in others' private sessions
+ * (as many as they take part in, not the org). Null when the filter needs more than the
+ * counters hold: then the capped count.
  */
 function counterStatement(caller: Caller, filter: SessionFilter): ListStatement | null {
-  if (!isAdmin(caller)) return null;
   const set = Object.entries(filter).filter(([, v]) => v != null && v !== false && v !== '');
+  if (!isAdmin(caller)) {
+    if (set.length > 0) return null;
+    return {
+      sql:
+        'SELECT (SELECT COALESCE(SUM(n), 0) FROM agent_session_counts WHERE org_id = :callerOrg AND is_deleted = 0 ' +
+        'AND (is_public = 1 OR owner_user_id = :callerUser)) + (SELECT COUNT(*) FROM agent_session_participants cp ' +
+        'JOIN agent_sessions cs ON cs.id = cp.session_id WHERE cp.org_id = :callerOrg AND cp.user_id = :callerUser ' +
+        'AND cs.org_id = :callerOrg AND cs.is_deleted = 0 AND cs.is_public = 0 AND cs.owner_user_id <> :callerUser) AS total',
+      conditions: [{ sql: '', params: { callerOrg: caller.orgId, callerUser: caller.userId } }],
+    };
+  }
   if (!set.every(([k]) => COUNTED_FILTERS.has(k))) return null;
   const conditions: Condition[] = [{ sql: 'org_id = :callerOrg', params: { callerOrg: caller.orgId } }];
   if (filter.includeDeleted !== true) conditions.push({ sql: 'is_deleted = 0', params: {} });

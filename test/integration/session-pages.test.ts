@@ -132,9 +132,11 @@ function pagesSuite(open: TestDatabaseFactory): void {
     };
     // What no counter covers is counted up to the cap.
     expect(await count(admin, { updatedBefore: new Date() })).toEqual([COUNT_CAP, true]);
-    expect(await count(user('user-1', 'huge'), {})).toEqual([COUNT_CAP, true]);
-    // An admin's org, or an owner's sessions, come from the counters: exact, whatever the size.
+    expect(await count(user('user-1', 'huge'), { lastTurnStatus: 'COMPLETED', updatedBefore: new Date() })).toEqual([0, false]);
+    expect(await count(user('user-1', 'huge'), { updatedBefore: new Date() })).toEqual([COUNT_CAP, true]);
+    // An admin's org, or an owner's sessions, and a member's list come from the counters: exact, whatever the size.
     expect(await count(admin, {})).toEqual([COUNT_CAP + 5, false]);
+    expect(await count(user('user-1', 'huge'), {})).toEqual([COUNT_CAP + 5, false]);
     const [owned] = await count(admin, { ownerUserId: 'user-1' });
     expect(owned).toBeGreaterThan(COUNT_CAP / 4);
     expect(await count(admin, { ownerUserId: 'user-1', updatedBefore: new Date() })).toEqual([owned, false]);
@@ -142,10 +144,11 @@ function pagesSuite(open: TestDatabaseFactory): void {
 
   /** The counters against a full COUNT of the sessions. */
   async function countersMatch(): Promise<void> {
-    const key = 'org_id, owner_user_id, is_deleted';
+    const key = 'org_id, owner_user_id, is_deleted, is_public';
     const counters = await t.db.read<Record<string, unknown>>(`SELECT ${key}, n FROM agent_session_counts WHERE n <> 0 ORDER BY ${key}`);
     const counted = await t.db.read<Record<string, unknown>>(`SELECT ${key}, COUNT(*) AS n FROM agent_sessions GROUP BY ${key} ORDER BY ${key}`);
-    const norm = (rows: Record<string, unknown>[]) => rows.map((r) => `${String(r.org_id)}/${String(r.owner_user_id)}/${Number(r.is_deleted)}=${Number(r.n)}`);
+    const norm = (rows: Record<string, unknown>[]) =>
+      rows.map((r) => `${String(r.org_id)}/${String(r.owner_user_id)}/${Number(r.is_deleted)}/${Number(r.is_public)}=${Number(r.n)}`);
     expect(norm(counters)).toEqual(norm(counted));
     expect(counters.length).toBeGreaterThan(10);
   }
@@ -164,6 +167,10 @@ function pagesSuite(open: TestDatabaseFactory): void {
     const withDeleted = await store.reads.listSessions(ADMIN, { includeDeleted: true }, 'LAST_UPDATED_DESC', { first: 1, after: null });
     expect(await withDeleted.totalCount()).toBeGreaterThan(await page.totalCount());
     expect(await page.totalCount()).toBe((await everything(ADMIN, {}, 'LAST_UPDATED_DESC')).length);
+    for (const member of [MEMBER, user('user-5'), user('user-6')]) {
+      const listed = await store.reads.listSessions(member, {}, 'LAST_UPDATED_DESC', { first: 1, after: null });
+      expect(await listed.totalCount()).toBe((await everything(member, {}, 'LAST_UPDATED_DESC')).length);
+    }
     // Down and up again on the populated database: filled from the sessions.
     await t.db.dataSource.undoLastMigration();
     await t.db.dataSource.runMigrations();
