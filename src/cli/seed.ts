@@ -50,6 +50,14 @@ async function main(): Promise<void> {
   const logger = createLogger('warn');
   const db = await openGatewayDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize, logger });
   try {
+    // Seeded ids derive from the org and the index, so a second run adds only what is missing;
+    // an org that has as many sessions already is left alone.
+    const had = await db.dataSource.manager.count(db.entities.sessions, { where: { orgId: options.orgId } });
+    if (had >= sessionsWanted) {
+      console.log(`org ${options.orgId} already has ${had} sessions: nothing seeded (a larger --sessions adds the missing ones; or pick another --org)`);
+      console.log(`try: npm run token -- --user user-2 --org ${options.orgId}`);
+      return;
+    }
     // Nothing listens here; running gateways pick the stored events up from turn_events.
     let now = new Date();
     const { lifecycle: sessions } = createSessionStore({ db, events: { turnStatusChanged: () => undefined }, now: () => now });
@@ -70,8 +78,8 @@ async function main(): Promise<void> {
     if (process.stdout.isTTY) process.stdout.write('\n');
     const where = config.databaseUrl ? db.dialect : `sqlite in ${config.dataDir}`;
     console.log(
-      `seeded org ${options.orgId} in ${where}: ${sessionsWanted} sessions (${newest - existing.size} newest with turns written now, ` +
-        `${result.turns} turns; ${bulk} in bulk, existing ones kept), ${options.users} users (user-1 is an admin), ` +
+      `seeded org ${options.orgId} in ${where}: ${sessionsWanted} sessions, ${result.turns} turns (the newest ${newest} through the ` +
+        `lifecycle, ${newest - existing.size} of them now; ${bulk} in bulk; existing ones kept), ${options.users} users (user-1 is an admin), ` +
         `contexts ${result.agentContexts.join(', ')} / ${result.conversationContexts.join(', ')} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
     );
     console.log(`try: npm run token -- --user user-2 --org ${options.orgId}`);

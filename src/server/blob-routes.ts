@@ -5,13 +5,14 @@ import { assertBlobPathIds, resolveBlobPath } from '../domain/blob-keys';
 import { notFound } from '../domain/errors';
 import type { Logger } from '../logger';
 import type { SessionReader } from '../sessions/session-store.port';
+import type { TokenVerifier } from '../auth/token-verifier.port';
 import { authenticate } from './auth';
 import { restErrorHandler } from './http-errors';
 
 export interface BlobRouteDeps {
   readonly blobs: BlobStore;
   readonly sessions: Pick<SessionReader, 'getSession'>;
-  readonly jwtSecret: string;
+  readonly tokens: TokenVerifier;
   readonly logger: Logger;
 }
 
@@ -24,7 +25,7 @@ export function blobRouter(deps: BlobRouteDeps): Router {
   const router = express.Router();
   // A pattern without parameters: express would decode a parameter itself and fail (500) on what is not UTF-8.
   router.get(/^\/blobs\//i, async (req: Request, res: Response) => {
-    const { caller } = authenticate(req.headers.authorization, deps.jwtSecret);
+    const { caller } = await authenticate(req.headers.authorization, deps.tokens);
     const path = req.path.slice('/blobs'.length);
     assertBlobPathIds(path);
     const target = resolveBlobPath(caller.orgId, path);

@@ -12,6 +12,7 @@ import { Loaders } from '../graphql/loaders';
 import { gatewaySchema } from '../graphql/schema';
 import type { Services } from '../graphql/services';
 import type { Logger } from '../logger';
+import type { TokenVerifier } from '../auth/token-verifier.port';
 import { authenticate } from './auth';
 import { jsonBody } from './json-body';
 import { assignRequestId, graphqlRequestFailed, HTTP_STATUS_OF, requestIdOf } from './http-errors';
@@ -22,6 +23,8 @@ export type ReadinessCheck = () => Promise<void>;
 
 export interface HttpAppDeps {
   readonly config: Config;
+  /** Checks bearer tokens (the composition root picks shared secret and/or identity provider). */
+  readonly tokens: TokenVerifier;
   readonly logger: Logger;
   readonly services: Services;
   readonly protection: Protection;
@@ -90,7 +93,7 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
     graphqlOverHttp(apollo, async ({ req, res }) => {
       const requestId = requestIdOf(res);
       try {
-        const { caller } = authenticate(req.headers.authorization, config.jwtSecret);
+        const { caller } = await authenticate(req.headers.authorization, deps.tokens);
         return { caller, services, loaders: new Loaders(caller, services), requestId, budget: protection.responseBudget() };
       } catch (e) {
         throw isDomainError(e) ? toGraphQLError(e, { http: { status: HTTP_STATUS_OF[e.code] } }) : e;

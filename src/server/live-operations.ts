@@ -24,6 +24,7 @@ import { Loaders } from '../graphql/loaders';
 import type { Protection } from '../graphql/protection';
 import type { Services } from '../graphql/services';
 import type { Logger } from '../logger';
+import type { TokenVerifier } from '../auth/token-verifier.port';
 import { authenticate } from './auth';
 import { DocumentCache, MAX_TOKEN_BYTES } from './ws-limits';
 
@@ -47,7 +48,9 @@ export interface OperationRequest {
 /** A bearer token accepted, or why not. */
 export type Admission =
   | { readonly kind: 'accepted'; readonly caller: Caller; readonly expiresAt: number }
-  | { readonly kind: 'token-too-large' | 'forbidden'; readonly reason: string };
+  | { readonly kind: 'token-too-large' | 'forbidden'; readonly reason: string }
+  /** The identity provider's keys cannot be fetched right now: not the token's fault, try again. */
+  | { readonly kind: 'unavailable'; readonly reason: string };
 
 /** One operation as it was answered (a subscription: once subscribed or refused), for metrics and traces. */
 export interface OperationRecord {
@@ -67,6 +70,8 @@ export type LiveTransport = 'ws' | 'sse';
 
 export interface LiveOperationsDeps {
   readonly config: Config;
+  /** Checks bearer tokens, as the HTTP transport does. */
+  readonly tokens: TokenVerifier;
   readonly logger: Logger;
   readonly services: Services;
   readonly protection: Protection;
@@ -103,14 +108,15 @@ export class LiveOperations {
   }
 
   /** An `Authorization`-style value ("Bearer <jwt>") checked as the HTTP transport checks it. */
-  admit(authorization: unknown): Admission {
+  async admit(authorization: unknown): Promise<Admission> {
     if (typeof authorization === 'string' && Buffer.byteLength(authorization) > MAX_TOKEN_BYTES) {
       return { kind: 'token-too-large', reason: `Token larger than ${MAX_TOKEN_BYTES} bytes` };
     }
     try {
-      const { caller, expiresAt } = authenticate(typeof authorization === 'string' ? authorization : null, this.deps.config.jwtSecret);
+      const { caller, expiresAt } = await authenticate(typeof authorization === 'string' ? authorization : null, this.deps.tokens);
       return { kind: 'accepted', caller, expiresAt: expiresAt.getTime() };
     } catch (e) {
+      if (isDomainError(e) && e.code === 'SERVICE_UNAVAILABLE') return { kind: 'unavailable', reason: 'Identity provider unavailable: try again' };
       if (isDomainError(e)) return { kind: 'forbidden', reason: 'Forbidden' };
       throw e;
     }

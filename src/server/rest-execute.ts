@@ -10,6 +10,7 @@ import {
   type RequestHandler,
   type ToolResultFields,
 } from '../orchestrator/request-handler';
+import type { TokenVerifier } from '../auth/token-verifier.port';
 import { authenticate } from './auth';
 import { requestIdOf, restRequestFailed, sendJson } from './http-errors';
 import { jsonBody } from './json-body';
@@ -17,7 +18,7 @@ import type { PlainRoute } from './plain-lane';
 
 export interface RestExecuteDeps {
   readonly handler: RequestHandler;
-  readonly jwtSecret: string;
+  readonly tokens: TokenVerifier;
   readonly bodyLimitBytes: number;
   readonly logger: Logger;
 }
@@ -34,7 +35,7 @@ export function restExecuteRoute(deps: RestExecuteDeps): PlainRoute {
     handlers: [
       jsonBody(deps.bodyLimitBytes),
       async (req, res) => {
-        const { caller } = authenticate(req.headers.authorization, deps.jwtSecret);
+        const { caller } = await authenticate(req.headers.authorization, deps.tokens);
         const idempotencyKey = req.headers['idempotency-key'];
         const input = parseExecuteBody(req.body, typeof idempotencyKey === 'string' ? idempotencyKey : null);
         const answer = await deps.handler.execute(caller, input, requestIdOf(res));

@@ -51,11 +51,14 @@ export function createGraphQLSse(deps: SseDeps): GraphQLSseServer {
   let slowConsumersDropped = 0;
   let accepting = true;
 
-  const handle = (req: Request, res: Response, request: OperationRequest | string, readOnly: boolean) => {
+  const handle = async (req: Request, res: Response, request: OperationRequest | string, readOnly: boolean) => {
     if (!accepting) return refuse(res, 503, 'SERVICE_UNAVAILABLE', 'shutting down');
     if (!(req.get('accept') ?? '').includes('text/event-stream')) return refuse(res, 406, 'BAD_REQUEST', 'Accept must include text/event-stream');
-    const admission = operations.admit(req.headers.authorization);
+    const admission = await operations.admit(req.headers.authorization);
     if (admission.kind === 'token-too-large') return refuse(res, 431, 'UNAUTHENTICATED', admission.reason);
+    if (admission.kind === 'unavailable') return refuse(res, 503, 'SERVICE_UNAVAILABLE', admission.reason);
+    // The client left while its token was checked: no stream to open (or count).
+    if (req.socket.destroyed) return;
     if (admission.kind !== 'accepted') return refuse(res, 401, 'UNAUTHENTICATED', 'missing, invalid or expired bearer token');
     if (typeof request === 'string') return refuse(res, 400, 'BAD_REQUEST', request);
     const { caller } = admission;

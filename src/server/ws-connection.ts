@@ -26,7 +26,7 @@ export interface ConnectionPolicy {
   readonly initTimeoutMs: number;
   /** Bytes a socket may have waiting to be sent before it is dropped as a slow consumer. */
   readonly maxBufferedBytes: number;
-  accept(params: Readonly<Record<string, unknown>> | undefined): Accepted | Refused;
+  accept(params: Readonly<Record<string, unknown>> | undefined): Promise<Accepted | Refused>;
   /** Runs one `subscribe` (subscription, query or mutation); answers through `operation`. */
   run(operation: Operation, payload: SubscribePayload, caller: Caller, running: number): Promise<void>;
   /** The socket is gone (after `accept`, if it was accepted). */
@@ -140,7 +140,7 @@ export class Connection {
     }
     switch (message.type) {
       case MessageType.ConnectionInit:
-        return this.init(message.payload);
+        return void this.init(message.payload);
       case MessageType.Ping:
         return this.sendMessage(stringifyMessage(message.payload ? { type: MessageType.Pong, payload: message.payload } : { type: MessageType.Pong }));
       case MessageType.Pong:
@@ -159,11 +159,23 @@ export class Connection {
     }
   }
 
-  private init(params: Readonly<Record<string, unknown>> | undefined): void {
+  private async init(params: Readonly<Record<string, unknown>> | undefined): Promise<void> {
     if (this.initReceived) return this.close(GatewayCloseCode.TooManyRequests, 'Too many initialisation requests');
     this.initReceived = true;
     this.clearInitTimer();
-    const decision = this.policy.accept(params);
+    let decision: Accepted | Refused;
+    try {
+      decision = await this.policy.accept(params);
+    } catch (err) {
+      this.policy.logger.error({ err }, 'a WebSocket connection_init failed unexpectedly');
+      return this.close(GatewayCloseCode.InternalServerError, 'Internal server error');
+    }
+    // The socket closed while the token was checked: give back the connection slot the policy just counted.
+    if (this.ended) {
+      if ('code' in decision) return;
+      this.acceptedAs = decision;
+      return this.policy.closed(this);
+    }
     if ('code' in decision) return this.close(decision.code, decision.reason);
     this.acceptedAs = decision;
     this.sendMessage(stringifyMessage({ type: MessageType.ConnectionAck }));

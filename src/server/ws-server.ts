@@ -74,10 +74,11 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
     initTimeoutMs: live.wsConnectionInitTimeoutMs,
     maxBufferedBytes: live.wsMaxBufferedBytes,
 
-    accept(params): Accepted | Refused {
-      const admission = operations.admit(params?.authorization);
+    async accept(params): Promise<Accepted | Refused> {
+      const admission = await operations.admit(params?.authorization);
       if (admission.kind !== 'accepted') {
-        return { code: admission.kind === 'token-too-large' ? GatewayCloseCode.TokenTooLarge : GatewayCloseCode.Forbidden, reason: admission.reason };
+        const code = { 'token-too-large': GatewayCloseCode.TokenTooLarge, forbidden: GatewayCloseCode.Forbidden, unavailable: GatewayCloseCode.TryAgainLater }[admission.kind];
+        return { code, reason: admission.reason };
       }
       const { caller, expiresAt } = admission;
       if (!connectionsPerUser.tryOpen(userKeyOf(caller))) {

@@ -1,4 +1,4 @@
-import type { AgentSessionTurnStatus, SessionActivitySubscription, SessionRowFragment } from '../client/generated/operations';
+import type { AgentSessionTurnStatus, SessionActivitySubscription, SessionRowFragment } from '../../packages/client/src/generated/operations';
 
 /** The rows the Sessions page shows and the count of all that match its filters. */
 export interface SessionTable {

@@ -6,7 +6,7 @@ import {
   type AgentSessionFilter,
   type AgentSessionTurnStatus,
   type SessionRowFragment,
-} from '../client';
+} from '../../packages/client/src';
 import type { App, Page } from './app';
 import { clear, formatNumber, h, statusBadge, timeAgo } from './dom';
 import { hrefOf } from './routes';

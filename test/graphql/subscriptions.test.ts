@@ -320,7 +320,7 @@ describe('resume with afterEventId', () => {
     const { live } = t.gateway.services;
     const sessions = t.gateway.sessions.lifecycle;
     const session = await newSession(alice, 'busy session');
-    const startAt = await live.history.latestId();
+    const startAt = await live.history.latestId('acme');
     let writing = true;
     const writer = (async () => {
       for (let i = 0; i < 15; i++) {
@@ -329,7 +329,7 @@ describe('resume with afterEventId', () => {
       }
       writing = false;
     })();
-    await waitUntil(async () => (await live.history.latestId()) > startAt + 6, 5_000, 'some events to exist');
+    await waitUntil(async () => (await live.history.latestId('acme')) > startAt + 6, 5_000, 'some events to exist');
     const feed = subscribe<{ turnStatusChanged: StatusEvent }>(connect(alice), STATUS, { sessionId: session.id, after: String(startAt) });
     await writer;
     expect(writing).toBe(false);

@@ -200,7 +200,7 @@ describe('fan-out', () => {
       const { live } = t.gateway.services;
       const sessions = t.gateway.sessions.lifecycle;
       const session = await sessions.createSession(alice, { name: 'watched', agentContextId: 'ac', isPublic: true });
-      const after = String(await live.history.latestId());
+      const after = String(await live.history.latestId('acme'));
       const connect = (c: Caller) => {
         const client = wsClient(t.url, tokenFor(t, c));
         clients.push(client);

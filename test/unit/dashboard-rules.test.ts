@@ -1,6 +1,6 @@
 import { parse } from 'graphql';
-import { SessionActivityDocument, TurnOutputDocument, TurnStatusChangedDocument, type SessionRowFragment } from '../../src/client';
-import { compareEventIds, ResumePoint, resumePlanOf } from '../../src/client/resume';
+import { SessionActivityDocument, TurnOutputDocument, TurnStatusChangedDocument, type SessionRowFragment } from '../../packages/client/src';
+import { compareEventIds, ResumePoint, resumePlanOf } from '../../packages/client/src/resume';
 import { assertUsageDays, fillUsageDays, usageWindow } from '../../src/domain/usage-days';
 import { hrefOf, parseRoute } from '../../src/web/routes';
 import { applyActivity, totalText, type SessionTable } from '../../src/web/session-rows';

@@ -12,6 +12,7 @@ import { SessionForks1765000000001 } from './1765000000001-session-forks';
 import { ScaleLists1765100000000 } from './1765100000000-scale-lists';
 import { SessionSearch1765100000001 } from './1765100000001-session-search';
 import { SessionCounts1765100000002 } from './1765100000002-session-counts';
+import { EventIdsPerOrg1765200000000 } from './1765200000000-event-ids-per-org';
 
 /** Every migration, oldest first. New ones are appended, never edited. */
 export const migrations = [
@@ -29,4 +30,5 @@ export const migrations = [
   ScaleLists1765100000000,
   SessionSearch1765100000001,
   SessionCounts1765100000002,
+  EventIdsPerOrg1765200000000,
 ];

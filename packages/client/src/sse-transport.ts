@@ -22,9 +22,17 @@ const FINAL_STATUSES: ReadonlySet<number> = new Set([400, 401, 403, 404, 405, 40
  */
 export function sseTransport(options: SseTransportOptions): SubscriptionTransport {
   const listeners = new Set<(status: ConnectionStatus) => void>();
-  const emit = (status: ConnectionStatus) => listeners.forEach((l) => l(status));
   const fetchFn: typeof fetch = options.fetch ?? ((input, init) => fetch(input, init));
+  // Streams opening and open: the status is `connected` while any is open, `connecting` while none is but one is opening.
+  let opening = 0;
   let open = 0;
+  let status: ConnectionStatus = 'disconnected';
+  const update = () => {
+    const now: ConnectionStatus = open > 0 ? 'connected' : opening > 0 ? 'connecting' : 'disconnected';
+    if (now === status) return;
+    status = now;
+    listeners.forEach((l) => l(now));
+  };
 
   const client: Client = createClient({
     url: options.url,
@@ -36,33 +44,38 @@ export function sseTransport(options: SseTransportOptions): SubscriptionTranspor
   return {
     subscribe(request, sink) {
       const { query, variables, operationName } = request();
-      let connected = false;
-      const closed = () => {
-        if (!connected) return;
-        connected = false;
-        if (--open === 0) emit('disconnected');
+      let state: 'idle' | 'opening' | 'open' | 'closed' = 'idle';
+      const moveTo = (next: 'opening' | 'open' | 'closed') => {
+        if (state === 'closed') return;
+        if (state === 'opening') opening--;
+        if (state === 'open') open--;
+        if (next === 'opening') opening++;
+        if (next === 'open') open++;
+        state = next;
+        update();
       };
-      return client.subscribe<Record<string, unknown>>(
+      const unsubscribe = client.subscribe<Record<string, unknown>>(
         { query, variables, ...(operationName ? { operationName } : {}) },
         {
           next: (result) => sink.next(result as FormattedExecutionResult),
           complete: () => {
-            closed();
+            moveTo('closed');
             sink.complete();
           },
           error: (error: unknown) => {
-            closed();
+            moveTo('closed');
             void failureOf(error).then((failure) => sink.error(failure));
           },
         },
         {
-          connecting: () => emit('connecting'),
-          connected: () => {
-            connected = true;
-            if (open++ === 0) emit('connected');
-          },
+          connecting: () => moveTo('opening'),
+          connected: () => moveTo('open'),
         },
       );
+      return () => {
+        moveTo('closed');
+        unsubscribe();
+      };
     },
     onStatus(listener) {
       listeners.add(listener);

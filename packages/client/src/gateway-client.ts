@@ -1,7 +1,7 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { DocumentNode, OperationDefinitionNode } from 'graphql';
-// The printer alone: a bundle of the built (CommonJS) client then leaves the rest of graphql-js out.
-import { print } from 'graphql/language/printer';
+// From the package root: Node's ESM loader cannot reach graphql-js's files by path (no exports map), and bundlers tree-shake the rest.
+import { print } from 'graphql';
 import { LatestEventIdDocument } from './generated/operations';
 import { getText, postOperation, type HttpOptions, type RequestOptions } from './http';
 import { DEFAULT_RETRY, resumableSubscription, type RetryPolicy, type SubscriptionObserver } from './resumable-subscription';
@@ -53,7 +53,16 @@ export interface GatewayClient {
 export function createGatewayClient(options: GatewayClientOptions): GatewayClient {
   // The global fetch is called as a plain function: browsers refuse it detached from `window`.
   const http: HttpOptions = { url: options.url, token: options.token, fetch: options.fetch ?? ((input, init) => fetch(input, init)) };
-  const transport = transportOf(options, http.fetch);
+  // Made at the first subscription, so queries and SSE never need a WebSocket class (Node 20 has none).
+  let made: SubscriptionTransport | undefined;
+  const statusListeners = new Set<(status: ConnectionStatus) => void>();
+  const transport = (): SubscriptionTransport => {
+    if (!made) {
+      made = transportOf(options, http.fetch);
+      made.onStatus((status) => statusListeners.forEach((l) => l(status)));
+    }
+    return made;
+  };
   const retry: RetryPolicy = { ...DEFAULT_RETRY, ...options.retry };
   const printed = new WeakMap<DocumentNode, string>();
   const live = new Set<() => void>();
@@ -66,7 +75,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     mutate: (document, ...[variables, requestOptions]) => run(document, variables, requestOptions) as Promise<never>,
     subscribe<R, V extends Record<string, unknown>>(document: TypedDocumentNode<R, V>, variables: V, observer: SubscriptionObserver<R>) {
       const stop = resumableSubscription(
-        { transport, retry, latestEventId: async () => (await client.query(LatestEventIdDocument)).latestEventId },
+        { transport: transport(), retry, latestEventId: async () => (await client.query(LatestEventIdDocument)).latestEventId },
         { query: textOf(printed, document), operationName: operationNameOf(document), plan: resumePlanOf(document), variables },
         {
           // The transport hands over the parsed JSON of the document's result type.
@@ -88,11 +97,14 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       };
     },
     fetchText: (url, requestOptions) => getText(http, url, requestOptions),
-    onStatus: (listener) => transport.onStatus(listener),
+    onStatus: (listener) => {
+      statusListeners.add(listener);
+      return () => statusListeners.delete(listener);
+    },
     async dispose() {
       for (const stop of live) stop();
       live.clear();
-      await transport.dispose();
+      await made?.dispose();
     },
   };
   return client;
