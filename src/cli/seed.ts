@@ -111,13 +111,13 @@ function share(name: string, raw: string): number {
   return n;
 }
 
-/** `2-3` or `2`: participants per session, the owner included. */
+/** `2-3` or `2`: participants per session, the owner included; never more than there are users. */
 function range(name: string, raw: string, users: number): [number, number] {
   const m = /^(\d+)(?:-(\d+))?$/.exec(raw);
   const min = Number(m?.[1]);
   const max = Number(m?.[2] ?? m?.[1]);
-  if (!m || min < 1 || max < min || max > users) fail(`--${name} must be N or N-M with 1 <= N <= M <= --users`);
-  return [min, max];
+  if (!m || min < 1 || max < min) fail(`--${name} must be N or N-M with 1 <= N <= M`);
+  return [Math.min(min, users), Math.min(max, users)];
 }
 
 function fail(message: string): never {
