@@ -8,6 +8,9 @@ import type { Caller } from '../../src/domain/caller';
 import type { ListPageRequest } from '../../src/domain/pagination';
 import { matchesSearch, searchWords } from '../../src/domain/search-words';
 import type { SessionFilter, SessionOrder } from '../../src/domain/session';
+import type { MigrationInterface } from 'typeorm';
+import { SessionCounts1765100000002 } from '../../src/persistence/migrations/1765100000002-session-counts';
+import { SessionSearch1765100000001 } from '../../src/persistence/migrations/1765100000001-session-search';
 import type { SqlValue } from '../../src/persistence/sql';
 import { dateOf } from '../../src/sessions/raw-values';
 import { cursorOf, indexFor } from '../../src/sessions/session-keyset';
@@ -142,6 +145,17 @@ function pagesSuite(open: TestDatabaseFactory): void {
     expect(await count(admin, { ownerUserId: 'user-1', updatedBefore: new Date() })).toEqual([owned, false]);
   }, 120_000);
 
+  /** Runs one migration down and up again on the populated database (later migrations stay as they are). */
+  async function redo(migration: MigrationInterface): Promise<void> {
+    const runner = t.db.dataSource.createQueryRunner();
+    try {
+      await migration.down(runner);
+      await migration.up(runner);
+    } finally {
+      await runner.release();
+    }
+  }
+
   /** The counters against a full COUNT of the sessions. */
   async function countersMatch(): Promise<void> {
     const key = 'org_id, owner_user_id, is_deleted, is_public';
@@ -172,8 +186,7 @@ function pagesSuite(open: TestDatabaseFactory): void {
       expect(await listed.totalCount()).toBe((await everything(member, {}, 'LAST_UPDATED_DESC')).length);
     }
     // Down and up again on the populated database: filled from the sessions.
-    await t.db.dataSource.undoLastMigration();
-    await t.db.dataSource.runMigrations();
+    await redo(new SessionCounts1765100000002());
     await countersMatch();
   }, 120_000);
 
@@ -227,10 +240,7 @@ function pagesSuite(open: TestDatabaseFactory): void {
   });
 
   it('indexes the sessions of a populated database when the migration runs, and reads the index, not the org', async () => {
-    // The counters' migration, then the search's, down; both up again.
-    await t.db.dataSource.undoLastMigration();
-    await t.db.dataSource.undoLastMigration();
-    await t.db.dataSource.runMigrations();
+    await redo(new SessionSearch1765100000001());
     const expected = await searchedInJs(ADMIN, 'audit log');
     expect(expected.length).toBeGreaterThan(50);
     expect((await listed(ADMIN, 'audit log')).total).toBe(expected.length);
