@@ -97,12 +97,15 @@ export const PAGE_ARGUMENTS = ['first', 'last'] as const;
 export function pageSizeOf(field: GraphQLField<unknown, unknown>, args: Readonly<Record<string, unknown>>): number | null {
   const pageArgs = field.args.filter((a) => (PAGE_ARGUMENTS as readonly string[]).includes(a.name));
   if (pageArgs.length === 0) return null;
-  const sizes = pageArgs.map((arg) => {
+  // A page argument neither given nor defaulted (`last` beside `first: Int = 25`) does not
+  // size the page; with no size at all, the largest page a resolver serves.
+  const sizes = pageArgs.flatMap((arg) => {
     const given = args[arg.name];
     const value = typeof given === 'number' ? given : arg.defaultValue;
-    return typeof value === 'number' && Number.isFinite(value) ? Math.min(Math.max(Math.ceil(value), 0), MAX_PAGE_SIZE) : MAX_PAGE_SIZE;
+    if (value === undefined || value === null) return [];
+    return [typeof value === 'number' && Number.isFinite(value) ? Math.min(Math.max(Math.ceil(value), 0), MAX_PAGE_SIZE) : MAX_PAGE_SIZE];
   });
-  return Math.max(...sizes);
+  return sizes.length === 0 ? MAX_PAGE_SIZE : Math.max(...sizes);
 }
 
 function fieldCost({ type, field, args, childComplexity }: ComplexityEstimatorArgs): number {

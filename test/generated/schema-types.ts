@@ -238,6 +238,8 @@ export type AgentSessionSummaryConnection = {
   edges: Array<AgentSessionSummaryEdge>;
   pageInfo: PageInfo;
   totalCount: Scalars['Int']['output'];
+  /** True when totalCount stopped at 10,000 and more sessions match: it is a lower bound (show "10,000+"). */
+  totalCountIsLowerBound: Scalars['Boolean']['output'];
 };
 
 export type AgentSessionSummaryEdge = {
@@ -497,6 +499,9 @@ export type PageInfo = {
   __typename?: 'PageInfo';
   endCursor?: Maybe<Scalars['String']['output']>;
   hasNextPage: Scalars['Boolean']['output'];
+  /** Lists that page only forward (first/after) may answer false. */
+  hasPreviousPage: Scalars['Boolean']['output'];
+  startCursor?: Maybe<Scalars['String']['output']>;
 };
 
 export type Query = {
@@ -542,15 +547,19 @@ export type QueryAgentSessionTurnArgs = {
 
 export type QueryAgentSessionsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
   filter?: InputMaybe<AgentSessionFilter>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
   orderBy?: InputMaybe<AgentSessionOrder>;
 };
 
 
 export type QueryAgentSessionsForUserArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
   userId: Scalars['ID']['input'];
 };
 

@@ -27,6 +27,8 @@ describe('the cost model', () => {
     expect(cost('query Q($n: Int = 7) { agentSession(id: "s") { turns(first: $n) { edges { node { id } } } } }')).toBe(30);
     // agentSessions(first: Int = 25): 1 + 25 × (edges 1 + (1 + node (1 + id 1)))
     expect(cost('{ agentSessions { edges { node { id } } } }')).toBe(101);
+    // A backward page: `last` sizes it (first's default is still counted: an overestimate of 25 at most).
+    expect(cost('{ agentSessions(last: 100) { edges { node { id } } } }')).toBe(401);
   });
 
   it('caps the page at the largest page a resolver serves (it refuses larger ones itself)', () => {

@@ -3,7 +3,7 @@ import { SessionActivityDocument, TurnOutputDocument, TurnStatusChangedDocument,
 import { compareEventIds, ResumePoint, resumePlanOf } from '../../packages/client/src/resume';
 import { assertUsageDays, fillUsageDays, usageWindow } from '../../src/domain/usage-days';
 import { hrefOf, parseRoute } from '../../src/web/routes';
-import { applyActivity, type SessionTable } from '../../src/web/session-rows';
+import { applyActivity, totalText, type SessionTable } from '../../src/web/session-rows';
 import { hasTokenInFragment, readClaims, tokenProblem } from '../../src/web/token';
 import { layoutUsageChart, niceScale, tickDecimals, turnsOf, type UsageDay } from '../../src/web/usage-chart';
 
@@ -116,8 +116,14 @@ describe('live rows of the Sessions page', () => {
     turnCount,
     participants: [],
   });
-  const table: SessionTable = { rows: [row('a', 'PENDING'), row('b', 'COMPLETED')], totalCount: 40 };
+  const table: SessionTable = { rows: [row('a', 'PENDING'), row('b', 'COMPLETED')], totalCount: 40, totalCountIsLowerBound: false };
   const first = { firstPage: true, status: null };
+
+  it('shows a capped count as a lower bound ("10,000+"), an exact one as it is', () => {
+    const format = (n: number) => n.toLocaleString('en-US');
+    expect(totalText({ ...table, totalCount: 10_000, totalCountIsLowerBound: true }, format)).toBe('10,000+');
+    expect(totalText(table, format)).toBe('40');
+  });
 
   it('updates a shown row in place, wherever it is', () => {
     const { table: next, applied } = applyActivity(table, { sequenceNumber: 1, status: 'COMPLETED', session: row('a', 'COMPLETED') }, first);

@@ -54,4 +54,8 @@ export class AgentSessionSummaryConnection {
   @Field(() => [AgentSessionSummaryEdge]) edges!: AgentSessionSummaryEdge[];
   @Field(() => PageInfo) pageInfo!: PageInfo;
   @Field(() => Int) totalCount!: number;
+  @Field(() => Boolean, {
+    description: 'True when totalCount stopped at 10,000 and more sessions match: it is a lower bound (show "10,000+").',
+  })
+  totalCountIsLowerBound!: boolean;
 }
