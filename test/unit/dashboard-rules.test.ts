@@ -85,7 +85,8 @@ describe('the dashboard token', () => {
   });
 
   it('is read for its user and expiry, and refused early when expired or not a JWT', () => {
-    expect(readClaims(jwt({ sub: 'user-2', exp: 2000 }))).toEqual({ userId: 'user-2', expiresAt: 2000 });
+    expect(readClaims(jwt({ sub: 'user-2', exp: 2000 }))).toEqual({ userId: 'user-2', expiresAt: 2000, issuer: null });
+    expect(readClaims(jwt({ sub: 'user-2', exp: 2000, iss: 'https://id.acme.example/' }))?.issuer).toBe('https://id.acme.example/');
     expect(tokenProblem(jwt({ sub: 'u', exp: 2000 }), 1_999_000)).toBeNull();
     expect(tokenProblem(jwt({ sub: 'u', exp: 2000 }), 2_000_000)).toMatch(/expired/);
     expect(tokenProblem('not a token', 0)).toMatch(/not a token/);
