@@ -22,9 +22,10 @@ const MARGIN_MS = 15_000;
 const TURNS = 50;
 /** Ten users with five turns each: within every user's budget (MAX_TURNS_IN_FLIGHT_PER_USER is 10). */
 const USERS = Array.from({ length: 10 }, (_, i) => user(`crash-user-${i}`));
-/** A slow provider: every answer streams for about 8 s, so every turn is mid-answer when the kill comes. */
-const CHUNKS = 16;
+/** A slow provider: every answer streams for about 12 s, so every turn is mid-answer when the kill comes. */
+const CHUNKS = 24;
 const CHUNK_DELAY_MS = 500;
+const TURN_ERRORS = 'query T($sessionId: ID!, $turnId: ID!) { agentSessionTurn(sessionId: $sessionId, turnId: $turnId) { errors } }';
 const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED']);
 
 interface Started {
@@ -133,6 +134,14 @@ describeWithRedis('a gateway process killed mid-turn', () => {
       for (const s of started) expect([s.on, endOf.get(s.accepted.turnId)]).toEqual([s.on, s.on === 'a' ? 'FAILED' : 'COMPLETED']);
       // A died in mid-answer: its 25 provider streams were cut, B's 25 ran to the end.
       expect(fake.requests.filter((r) => r.closedByClient)).toHaveLength(TURNS / 2);
+      // The turns of A say why they failed; nothing went wrong inside B meanwhile.
+      const failures = await Promise.all(
+        started
+          .filter((s) => s.on === 'a')
+          .map(async (s) => (await gql<{ agentSessionTurn: { errors: string[] } }>(b, s.caller, TURN_ERRORS, s.accepted)).agentSessionTurn.errors),
+      );
+      for (const errors of failures) expect(errors).toEqual([expect.stringMatching(/^interrupted: the gateway instance running this turn stopped/)]);
+      expect(b.errorLogs).toEqual([]);
 
       // Every client has every event once, in the same order; the durable log agrees.
       await waitUntil(() => viaWs.events.length >= 2 * TURNS && viaSse.events.length >= 2 * TURNS, 15_000, 'the resumed clients to catch up');
