@@ -6,6 +6,8 @@ export interface Sample {
   readonly atSeconds: number;
   readonly rssMb: number;
   readonly heapMb: number;
+  /** Memory outside the JS heap that JS objects hold (Buffers, ...). */
+  readonly externalMb: number;
   readonly lagP99Ms: number;
   readonly p99: Readonly<Record<SoakKind, number>>;
   readonly counts: Readonly<Record<SoakKind, number>>;
@@ -43,6 +45,7 @@ export function soakVerdict(samples: readonly Sample[], warmupSeconds: number): 
   };
   compare('RSS', mean(first.map((s) => s.rssMb)), mean(last.map((s) => s.rssMb)), 1 + MAX_RSS_GROWTH, 'MB');
   compare('JS heap (info)', mean(first.map((s) => s.heapMb)), mean(last.map((s) => s.heapMb)), Infinity, 'MB');
+  compare('external (info)', mean(first.map((s) => s.externalMb)), mean(last.map((s) => s.externalMb)), Infinity, 'MB');
   compare('event-loop lag p99', mean(first.map((s) => s.lagP99Ms)), mean(last.map((s) => s.lagP99Ms)), MAX_P99_RATIO, 'ms');
   for (const kind of ['list', 'execute', 'cancel'] as const) {
     const weighted = (xs: readonly Sample[]) => {

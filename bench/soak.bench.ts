@@ -17,7 +17,7 @@ import { soakVerdict, type Sample, type SoakKind } from './soak-verdict';
  * mixed load for SOAK_SECONDS: session lists, executes whose answers stream over
  * turnOutput, cancels of running turns, org-wide feeds over WebSocket and SSE that are dropped
  * and resumed with afterEventId, all at once. Every SOAK_SAMPLE_SECONDS it samples the process's
- * RSS (/proc), its JS heap and event-loop lag p99 (its own /metrics) and the p99 of each kind
+ * RSS (/proc), its JS heap, external memory and event-loop lag p99 (its own /metrics) and the p99 of each kind
  * of request in that window. It fails (exit 1) when RSS grows more than 10% after the warm-up
  * or a p99 doubles (see soak-verdict.ts), or when a request fails or a feed loses or repeats an event.
  *
@@ -86,10 +86,14 @@ async function gql<T>(url: string, token: string, query: string, variables: Reco
 }
 
 /** The heap and event-loop lag the gateway reports about itself (prom-client's default metrics). */
-async function selfReport(url: string): Promise<{ heapMb: number; lagP99Ms: number }> {
+async function selfReport(url: string): Promise<{ heapMb: number; externalMb: number; lagP99Ms: number }> {
   const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
   const value = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-  return { heapMb: value('nodejs_heap_size_used_bytes') / 2 ** 20, lagP99Ms: value('nodejs_eventloop_lag_p99_seconds') * 1000 };
+  return {
+    heapMb: value('nodejs_heap_size_used_bytes') / 2 ** 20,
+    externalMb: value('nodejs_external_memory_bytes') / 2 ** 20,
+    lagP99Ms: value('nodejs_eventloop_lag_p99_seconds') * 1000,
+  };
 }
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -214,16 +218,16 @@ async function main(): Promise<void> {
 
   const samples: Sample[] = [];
   const started = Date.now();
-  console.log('   t s   RSS MB  heap MB  lag p99 ms  lists  p99 ms  executes  p99 ms  cancels  p99 ms  errors  load');
+  console.log('   t s   RSS MB  heap MB  ext MB  lag p99 ms  lists  p99 ms  executes  p99 ms  cancels  p99 ms  errors  load');
   while (running()) {
     await pause(Math.min(SAMPLE_SECONDS * 1000, Math.max(0, deadline - Date.now())));
-    const { heapMb, lagP99Ms } = await selfReport(url).catch(() => ({ heapMb: NaN, lagP99Ms: NaN }));
+    const { heapMb, externalMb, lagP99Ms } = await selfReport(url).catch(() => ({ heapMb: NaN, externalMb: NaN, lagP99Ms: NaN }));
     const { counts, p99 } = window.take();
-    const sample: Sample = { atSeconds: (Date.now() - started) / 1000, rssMb: gateway.rssBytes() / 2 ** 20, heapMb, lagP99Ms, p99, counts, errors: window.errorCount };
+    const sample: Sample = { atSeconds: (Date.now() - started) / 1000, rssMb: gateway.rssBytes() / 2 ** 20, heapMb, externalMb, lagP99Ms, p99, counts, errors: window.errorCount };
     samples.push(sample);
     const n = (x: number, w: number, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '-').padStart(w);
     console.log(
-      `${n(sample.atSeconds, 6)} ${n(sample.rssMb, 8, 1)} ${n(heapMb, 8, 1)} ${n(lagP99Ms, 11, 1)} ${n(counts.list, 6)} ${n(p99.list, 7, 1)}` +
+      `${n(sample.atSeconds, 6)} ${n(sample.rssMb, 8, 1)} ${n(heapMb, 8, 1)} ${n(externalMb, 7, 1)} ${n(lagP99Ms, 11, 1)} ${n(counts.list, 6)} ${n(p99.list, 7, 1)}` +
         ` ${n(counts.execute, 9)} ${n(p99.execute, 7, 1)} ${n(counts.cancel, 8)} ${n(p99.cancel, 7, 1)} ${n(window.errorCount, 7)}  ${loadavg()[0]!.toFixed(1)}`,
     );
   }

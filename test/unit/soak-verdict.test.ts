@@ -4,6 +4,7 @@ const sample = (atSeconds: number, over: Partial<Sample> = {}): Sample => ({
   atSeconds,
   rssMb: 100,
   heapMb: 40,
+  externalMb: 5,
   lagP99Ms: 20,
   p99: { list: 50, execute: 200, cancel: 80 },
   counts: { list: 100, execute: 20, cancel: 5 },
