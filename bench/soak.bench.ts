@@ -236,10 +236,12 @@ async function main(): Promise<void> {
 
   // Every feed, across all its reconnects, got each event once and in order: the durable log, replayed, is the reference.
   const replay = new ResumingFeed();
-  replay.connect(clientFor('ws', ADMIN));
+  // Another admin: the feeds' user already holds WS_MAX_CONNECTIONS_PER_USER sockets.
+  replay.connect(clientFor('ws', tokenOf('soak-auditor', true)));
   const most = Math.max(...feeds.map((f) => f.feed.events.length));
-  const until = Date.now() + 60_000;
-  while (replay.events.length < most && Date.now() < until) await pause(200);
+  const replayStarted = Date.now();
+  while (replay.events.length < most && Date.now() < replayStarted + 180_000) await pause(200);
+  const replaySeconds = (Date.now() - replayStarted) / 1000;
   const reference = replay.events.map((e) => e.eventId);
   const feedProblems = feeds.flatMap((f, i) => {
     const got = f.feed.events.map((e) => e.eventId);
@@ -253,12 +255,13 @@ async function main(): Promise<void> {
 
   const verdict = soakVerdict(samples, WARMUP_SECONDS);
   console.log(
-    `\nevents: ${reference.length} in the log; ${feeds.length} feeds (${WS_FEEDS} WebSocket, ${SSE_FEEDS} SSE), ${reconnects} drops and resumes; ` +
+    `\nevents: ${reference.length} in the log (replayed from the start in ${replaySeconds.toFixed(1)} s); ${feeds.length} feeds (${WS_FEEDS} WebSocket, ${SSE_FEEDS} SSE), ${reconnects} drops and resumes; ` +
       `feeds that lost, repeated or reordered an event: ${feedProblems.length}`,
   );
   for (const line of verdict.lines) console.log(line);
   const errors = samples.at(-1)?.errors ?? 0;
   console.log(`errors: ${errors}${window.errors.length ? ` (first: ${window.errors.join(' | ')})` : ''}`);
+  if (replay.events.length < most) console.log(`the replay from the start got ${replay.events.length} of ${most} events: ${JSON.stringify(replay.breaks).slice(0, 300)}`);
   for (const p of feedProblems.slice(0, 5)) console.log(p);
   const failed = !verdict.ok || errors > 0 || feedProblems.length > 0;
   console.log(failed ? 'SOAK FAILED' : 'soak passed');
