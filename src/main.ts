@@ -191,6 +191,8 @@ export async function createGateway(
   };
   const protection = createProtection(config.limits, config.isProduction, gatewaySchema());
   const server = createServer();
+  // Node's default (5 s) is shorter than proxies keep idle connections to it (see the README).
+  server.keepAliveTimeout = config.httpKeepAliveTimeoutMs;
   const executor = new SubscriptionExecutor({ logger, shared: config.live.wsSharedExecution, formatError: protection.formatError });
   const operationNames = new OperationNames();
   const tokens = tokenVerifier(config, logger);
