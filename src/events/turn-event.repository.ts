@@ -89,21 +89,21 @@ export class TurnEventRepository implements TurnEventHistory {
   async prune(cutoff: Date): Promise<{ horizon: number; deleted: number }> {
     const horizon = await this.db.transaction(async (em) => {
       const current = await this.counter(em, PRUNED, true);
-      const [row] = (await em
+      const [row] = await em
         .createQueryBuilder(this.db.entities.events, 'e')
         .select('MAX(e.id)', 'maxId')
         .where('e.recordedDate < :cutoff', { cutoff })
-        .getRawMany()) as { maxId: string | number | null }[];
+        .getRawMany<{ maxId: string | number | null }>();
       const candidate = row?.maxId == null ? 0 : Number(row.maxId);
       if (candidate <= current) return current;
       await em.query('UPDATE event_counters SET value = ? WHERE name = ?', [candidate, PRUNED]);
       return candidate;
     });
     let deleted = 0;
-    const [oldest] = (await this.db.dataSource.manager
+    const [oldest] = await this.db.dataSource.manager
       .createQueryBuilder(this.db.entities.events, 'e')
       .select('MIN(e.id)', 'minId')
-      .getRawMany()) as { minId: string | number | null }[];
+      .getRawMany<{ minId: string | number | null }>();
     // Windows of ids keep each statement (and its locks) short; ids are dense.
     for (let from = oldest?.minId == null ? horizon : Number(oldest.minId) - 1; from < horizon; from += this.deleteWindow) {
       const result = await this.db.dataSource.manager
@@ -119,9 +119,9 @@ export class TurnEventRepository implements TurnEventHistory {
 
   private async counter(em: EntityManager, name: string, lock = false): Promise<number> {
     const forUpdate = lock && this.db.dialect !== 'sqlite' ? ' FOR UPDATE' : '';
-    const [row] = (await em.query(`SELECT value FROM event_counters WHERE name = ?${forUpdate}`, [name])) as {
+    const [row] = await em.query<{
       value: string | number;
-    }[];
+    }[]>(`SELECT value FROM event_counters WHERE name = ?${forUpdate}`, [name]);
     if (!row) throw new Error(`event_counters has no "${name}" row; are the migrations up to date?`);
     return Number(row.value);
   }

@@ -1,4 +1,4 @@
-import { exactSearch, MetricKind, type Matches } from 'usearch';
+import { exactSearch, MetricKind } from 'usearch';
 
 /** The most a filtered search copies rows into at once (about 5,000 rows of 1,536 dimensions). */
 const SCRATCH_BYTES = 8 * 1024 * 1024;
@@ -81,7 +81,7 @@ export class QuantizedVectors {
     if (n <= 0) return [];
     quantize(query, this.query);
     if (!slots) {
-      const { keys } = exactSearch(this.matrix.subarray(0, rows * d), this.query, d, n, MetricKind.Cos, 1) as Matches;
+      const { keys } = exactSearch(this.matrix.subarray(0, rows * d), this.query, d, n, MetricKind.Cos, 1);
       return Array.from(keys, (key) => this.slotOfRow[Number(key)]!);
     }
     const blockRows = Math.max(1, Math.min(rows, Math.floor(this.scratchBytes / d)));
@@ -93,7 +93,7 @@ export class QuantizedVectors {
         const row = this.rowOfSlot[slots[start + i]!]!;
         this.scratch.set(this.matrix.subarray(row * d, (row + 1) * d), i * d);
       }
-      const { keys, distances } = exactSearch(this.scratch.subarray(0, size * d), this.query, d, Math.min(n, size), MetricKind.Cos, 1) as Matches;
+      const { keys, distances } = exactSearch(this.scratch.subarray(0, size * d), this.query, d, Math.min(n, size), MetricKind.Cos, 1);
       keys.forEach((key, i) => found.push({ slot: slots[start + Number(key)]!, distance: distances[i]! }));
     }
     // One block: already in order. Several: the n nearest of every block's n nearest are the n nearest.

@@ -64,11 +64,11 @@ export function encodeRecords(records: readonly LogRecord[], dimension: number):
   });
   const vectorBytes = dimension * 4;
   let total = 0;
-  records.forEach((r, i) => (total += HEADER + BODY_PREFIX + docs[i].length + (r.op === 'upsert' ? vectorBytes : 0)));
+  records.forEach((r, i) => (total += HEADER + BODY_PREFIX + docs[i]!.length + (r.op === 'upsert' ? vectorBytes : 0)));
   const out = Buffer.allocUnsafe(total);
   let offset = 0;
   records.forEach((record, i) => {
-    const json = docs[i];
+    const json = docs[i]!;
     const length = BODY_PREFIX + json.length + (record.op === 'upsert' ? vectorBytes : 0);
     const body = out.subarray(offset + HEADER, offset + HEADER + length);
     body.writeUInt8(OPS[record.op], 0);

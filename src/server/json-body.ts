@@ -1,5 +1,5 @@
 import { AsyncResource } from 'node:async_hooks';
-import express, { type Request, type Response } from 'express';
+import express from 'express';
 import type { PlainHandler, PlainRequest } from './plain-lane';
 
 /** What nearly every client sends: JSON in UTF-8 (the default), not compressed. */
@@ -23,7 +23,7 @@ export function jsonBody(limit: number): PlainHandler {
     const type = req.headers['content-type'];
     if (req.headers['content-encoding'] !== undefined || typeof type !== 'string' || !PLAIN_JSON.test(type)) {
       // body-parser reads only what node:http gives a request; its types ask for express's.
-      general(req as Request, res as Response, next);
+      general(req, res, next);
       return;
     }
     // No Content-Length and no Transfer-Encoding: no body at all (type-is `hasBody`), left unread as body-parser leaves it.

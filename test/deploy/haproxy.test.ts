@@ -117,7 +117,7 @@ describeWithHaproxy('deploy/haproxy/haproxy.cfg', () => {
       }, 90_000);
 
       afterAll(async () => {
-        await Promise.all(clients.map((c) => c.dispose()));
+        await Promise.all(clients.map(async (c) => c.dispose()));
         if (haproxy && haproxy.exitCode === null) {
           const exited = new Promise((r) => haproxy.once('exit', r));
           haproxy.kill('SIGTERM');

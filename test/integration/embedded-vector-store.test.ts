@@ -149,7 +149,7 @@ describe('embedded vector store on disk', () => {
     await expect(second.upsert('code', SPACE, [point(1)])).rejects.toMatchObject({ kind: 'busy' });
     expect(await top(second, 1)).toBeUndefined();
 
-    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
     writeFileSync(join(dir(), 'writer.lock'), String(dead));
     await second.upsert('code', SPACE, [point(1)]);
     expect(await top(open(), 1)).toBe('id-1');
@@ -176,7 +176,7 @@ describe('embedded vector store on disk', () => {
     const writer = open();
     await writer.ensureCollection('code', SPACE);
     const frame = encodeRecords([{ op: 'upsert', id: 'id-1', payload: point(1).payload, vector: point(1).vector }], 16);
-    frame[frame.length - 1] ^= 0xff;
+    frame[frame.length - 1]! ^= 0xff;
     appendFileSync(join(dir(), '1.log'), frame);
     await expect(open().search('code', SPACE, point(1).vector, {}, 1)).rejects.toMatchObject({ kind: 'unavailable' });
   });

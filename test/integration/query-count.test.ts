@@ -129,7 +129,7 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
         expect(res.body.errors).toBeUndefined();
         const page = statementsOf(t).find((sql) => /\bLIMIT 26\b/.test(sql));
         expect(page).toBeDefined();
-        const plan = (await t.gateway.db.dataSource.query(`EXPLAIN QUERY PLAN ${page}`, ['acme', 'user-2', 'acme', 'user-2'])) as { detail: string }[];
+        const plan = await t.gateway.db.dataSource.query<{ detail: string }[]>(`EXPLAIN QUERY PLAN ${page}`, ['acme', 'user-2', 'acme', 'user-2']);
         const steps = plan.map((p) => p.detail).join(' | ');
         expect(steps).toMatch(/SEARCH s USING INDEX idx_sessions_org_(updated|created|name)/);
         expect(steps).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
@@ -147,10 +147,10 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
     expect(count).toBeDefined();
     const params = ['acme', 'user-2', 'acme', 'user-2'];
     if (database === 'sqlite') {
-      const plan = (await t.gateway.db.dataSource.query(`EXPLAIN QUERY PLAN ${count}`, params)) as { detail: string }[];
+      const plan = await t.gateway.db.dataSource.query<{ detail: string }[]>(`EXPLAIN QUERY PLAN ${count}`, params);
       expect(plan.map((p) => p.detail).join(' | ')).toMatch(/SEARCH s USING COVERING INDEX idx_sessions_org_visible/);
     } else {
-      const plan = (await t.gateway.db.dataSource.query(`EXPLAIN ${count}`, params)) as { table: string; key: string | null; Extra: string }[];
+      const plan = await t.gateway.db.dataSource.query<{ table: string; key: string | null; Extra: string }[]>(`EXPLAIN ${count}`, params);
       const sessions = plan.find((step) => step.table === 's');
       expect(sessions?.key).toBe('idx_sessions_org_visible');
       expect(sessions?.Extra).toMatch(/Using index/);

@@ -85,7 +85,7 @@ function rollbackSuite(open: () => Promise<TestDatabase>): void {
   it('rolls back a turn whose insert fails: no counter move, no event, the next turn still gets the next number', async () => {
     const session = await store.lifecycle.createSession(alice, { name: 'Rollback', agentContextId: 'ac-1' });
     const first = await store.lifecycle.addTurn(alice, session.id, { instructionSummary: 'one' });
-    const events = async () => Number(((await t.db.dataSource.query("SELECT value FROM event_counters WHERE name = 'turn_events'")) as { value: number }[])[0]?.value);
+    const events = async () => Number((await t.db.dataSource.query<{ value: number }[]>("SELECT value FROM event_counters WHERE name = 'turn_events'"))[0]?.value);
     const before = await events();
     await expect(store.lifecycle.addTurn(alice, session.id, { id: first.id, instructionSummary: 'same id' })).rejects.toThrow();
     expect(await events()).toBe(before);

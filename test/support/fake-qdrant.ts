@@ -312,7 +312,7 @@ export class FakeQdrant {
       throw new BadRequest(400, 'Wrong input: Not existing vector name error: ');
     }
     for (const [n, v] of Object.entries(vector)) {
-      const params = (c.vectors as Record<string, VectorParams>)[n];
+      const params = (c.vectors)[n];
       if (!params) throw new BadRequest(400, `Wrong input: Not existing vector name error: ${n}`);
       this.checkSize(params, v);
     }

@@ -49,8 +49,8 @@ export function subscribe<T = Record<string, unknown>>(client: SubscribingClient
     { query, variables },
     {
       next: (result) => {
-        results.push(result as FormattedExecutionResult<T>);
-        if (result.data) data.push(result.data as T);
+        results.push(result);
+        if (result.data) data.push(result.data);
         waiters.splice(0).forEach((w) => w());
       },
       error: (e) => {
