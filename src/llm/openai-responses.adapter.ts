@@ -171,7 +171,8 @@ function untilAborted<T>(work: PromiseLike<T>, signal: AbortSignal): Promise<T> 
 
 /** What the provider's error body said (`{"error": {"message"}}`), without the SDK's status prefix. */
 function providerMessageOf(e: APIError): string {
-  const message = (e.error as { message?: unknown } | undefined)?.message;
+  const body: { message?: unknown } | undefined = e.error;
+  const message = body?.message;
   return typeof message === 'string' ? message : '';
 }
 

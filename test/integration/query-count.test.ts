@@ -166,7 +166,7 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
       const list = statementsOf(t).filter((sql) => /\bagent_sessions s\b/.test(sql));
       expect(list).toHaveLength(2);
       for (const sql of list) {
-        const plan = (await t.gateway.db.dataSource.query(`EXPLAIN ${sql}`, ['acme', 'user-2', 'acme', 'user-2'])) as { table: string; type: string }[];
+        const plan = await t.gateway.db.dataSource.query<{ table: string; type: string }[]>(`EXPLAIN ${sql}`, ['acme', 'user-2', 'acme', 'user-2']);
         expect(plan.find((step) => step.table === 'vp')?.type).toBe('ref');
       }
     });

@@ -84,7 +84,7 @@ export class FakeQdrant {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
-    let body: unknown = undefined;
+    let body: unknown;
     const reply = (status: number, payload: Record<string, unknown>) => {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ ...payload, time: (performance.now() - started) / 1000 }));
