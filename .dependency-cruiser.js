@@ -3,7 +3,7 @@
  * before any test runs: an arrow that points the wrong way fails the build. Type-only imports
  * count (tsPreCompilationDeps): a type is a dependency too.
  *
- * Run it alone: npx depcruise --config .dependency-cruiser.js src
+ * Run it alone: npx depcruise --config .dependency-cruiser.js src packages/client/src
  */
 
 /** External systems: only adapters (and persistence, for the database) may import them. */
@@ -42,7 +42,7 @@ module.exports = {
       name: 'transports-import-no-drivers-or-tables',
       severity: 'error',
       comment: 'GraphQL, REST/HTTP and the web client read through services and ports; they never import drivers or tables.',
-      from: { path: '^src/(graphql|server|web|client)/' },
+      from: { path: ['^src/(graphql|server|web)/', '^packages/client/'] },
       to: { path: [DRIVERS, ...TABLES] },
     },
     {
@@ -57,7 +57,16 @@ module.exports = {
       severity: 'error',
       comment: 'Features and their adapters never import what stands above them: the orchestrator, the transports, the composition root.',
       from: { path: BELOW_ORCHESTRATOR },
-      to: { path: '^src/(orchestrator|graphql|server|cli|web|client)/|^src/(main|gateway-database)\\.ts$' },
+      to: { path: '^src/(orchestrator|graphql|server|cli|web)/|^src/(main|gateway-database)\\.ts$|^packages/client/' },
+    },
+    {
+      name: 'client-package-stands-alone',
+      severity: 'error',
+      comment:
+        'The typed client is published on its own (packages/client): it imports its own files and the packages it depends on (graphql-ws, graphql-sse, graphql as a peer, the typed-document types), nothing of the server.',
+      from: { path: '^packages/client/' },
+      // The typed-document package is types only: the cruiser cannot resolve it to a file.
+      to: { pathNot: ['^packages/client/', 'node_modules/(graphql|graphql-ws|graphql-sse|@graphql-typed-document-node/core)/', '^@graphql-typed-document-node/core$'] },
     },
   ],
   options: {

@@ -4,9 +4,12 @@ FROM node:22-bookworm-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The typed client is a workspace package (packages/client): npm ci needs its manifest, the build its sources.
+COPY packages/client/package.json ./packages/client/
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json tsconfig.web.json ./
 COPY scripts ./scripts
+COPY packages/client ./packages/client
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 

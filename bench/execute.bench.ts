@@ -32,6 +32,7 @@ import { fmt, sampleLoad, summarise, type LoadResult, type LoadSample } from './
  *   BENCH_CONCURRENCY=8 BENCH_SECONDS=6 BENCH_ROUNDS=3 …   # part 1: clients, seconds split into rounds
  *   BENCH_IN_FLIGHT=500,2000 …      # part 2's bursts in order; 2000,2000 measures a repeat burst too
  *   BENCH_PROVIDER_LATENCY_MS=2000 … # how long the provider takes to answer in part 2
+ *   BENCH_ORGS=20 …                 # part 2's executes spread round-robin over this many orgs (default 1)
  */
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
@@ -45,7 +46,12 @@ const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 5);
 const IN_FLIGHT_LEVELS = (process.env.BENCH_IN_FLIGHT ?? '500,2000').split(',').map(Number);
 const LATENCY_MS = Number(process.env.BENCH_PROVIDER_LATENCY_MS ?? 2000);
 const COUNTED_EXECUTES = 10;
-const TOKEN = issueToken({ userId: 'bench-user', orgId: 'acme', roles: ['admin'] }, BENCH_SECRET);
+const ORGS = Math.max(1, Number(process.env.BENCH_ORGS ?? 1));
+/** One admin token per org: org 0 is `acme`, the others `acme-1` … */
+const TOKENS = Array.from({ length: ORGS }, (_, org) =>
+  issueToken({ userId: 'bench-user', orgId: org === 0 ? 'acme' : `acme-${org}`, roles: ['admin'] }, BENCH_SECRET),
+);
+const TOKEN = TOKENS[0] as string;
 const GATEWAY = resolve(__dirname, 'list-gateway.js');
 const BASELINE = resolve(__dirname, 'execute-baseline.js');
 const EXECUTE = `mutation($input: AgentExecuteInput!) { execute(input: $input) {
@@ -56,8 +62,10 @@ const EXECUTE = `mutation($input: AgentExecuteInput!) { execute(input: $input) {
 interface Target {
   readonly child: BenchChild;
   readonly agentContextId: string;
-  /** One execute as this target's clients send it; its answer's session and text. */
-  execute(input: Record<string, unknown>): Promise<ExecuteAnswer>;
+  /** An agent context of each org (index as in TOKENS); the first is agentContextId. */
+  readonly contextIds: readonly string[];
+  /** One execute as this target's clients send it, by the admin of org `org` (default 0); its answer's session and text. */
+  execute(input: Record<string, unknown>, org?: number): Promise<ExecuteAnswer>;
   /** User + system CPU time so far, from /proc: of the target's process, and of its main thread (the event loop). */
   cpuMs(): { readonly process: number; readonly main: number };
   close(): Promise<void>;
@@ -106,14 +114,15 @@ function cpuMsOf(statFile: string | null): number {
 /** A started child as a Target: its CPU time from /proc, and a close that also drops its database and data directory. */
 function targetOf(
   child: BenchChild,
-  agentContextId: string,
+  contextIds: readonly string[],
   execute: Target['execute'],
   database: { drop(): Promise<void> } | null,
   dataDir: string,
 ): Target {
   return {
     child,
-    agentContextId,
+    agentContextId: contextIds[0] as string,
+    contextIds,
     execute,
     cpuMs: () => ({ process: cpuMsOf(`/proc/${child.pid}/stat`), main: cpuMsOf(`/proc/${child.pid}/task/${child.pid}/stat`) }),
     async close() {
@@ -142,12 +151,18 @@ async function startGateway(db: Database, env: Record<string, string>): Promise<
     join(dataDir, 'gateway.log'),
     profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [],
   );
-  const created = await graphql<{ upsertAgentContext: { id: string } }>(
-    child.url,
-    'mutation { upsertAgentContext(input: { name: "Bench", vectorCollection: "bench", defaultModel: "gpt-4.1-mini" }) { id } }',
-  );
-  const execute = VIA_REST ? (input: Record<string, unknown>) => restExecute(child.url, input) : graphqlExecute(child.url);
-  return targetOf(child, created.upsertAgentContext.id, execute, database, dataDir);
+  const contextIds: string[] = [];
+  for (const token of TOKENS) {
+    const created = await graphql<{ upsertAgentContext: { id: string } }>(
+      child.url,
+      'mutation { upsertAgentContext(input: { name: "Bench", vectorCollection: "bench", defaultModel: "gpt-4.1-mini" }) { id } }',
+      {},
+      token,
+    );
+    contextIds.push(created.upsertAgentContext.id);
+  }
+  const execute = VIA_REST ? (input: Record<string, unknown>, org = 0) => restExecute(child.url, input, org) : graphqlExecute(child.url);
+  return targetOf(child, contextIds, execute, database, dataDir);
 }
 
 /** The hand-written program (bench/execute-baseline.ts) on a database of its own, against the same stand-in. */
@@ -164,15 +179,18 @@ async function startBaseline(db: Database, fake: FakeOpenAI): Promise<Target> {
     },
     join(dataDir, 'baseline.log'),
   );
-  const res = await fetch(`${child.url}/context`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: '{}' });
-  const { id } = (await res.json()) as { id: string };
-  return targetOf(child, id, graphqlExecute(child.url), database, dataDir);
+  const contextIds: string[] = [];
+  for (const token of TOKENS) {
+    const res = await fetch(`${child.url}/context`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: '{}' });
+    contextIds.push(((await res.json()) as { id: string }).id);
+  }
+  return targetOf(child, contextIds, graphqlExecute(child.url), database, dataDir);
 }
 
-async function graphql<T>(url: string, query: string, variables: Record<string, unknown> = {}): Promise<T> {
+async function graphql<T>(url: string, query: string, variables: Record<string, unknown> = {}, token = TOKEN): Promise<T> {
   const res = await fetch(`${url.replace(/\/graphql$/, '')}/graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
     body: JSON.stringify({ query, variables }),
   });
   const body = (await res.json()) as { data?: T; errors?: { extensions?: { code?: string }; message: string }[] };
@@ -182,13 +200,13 @@ async function graphql<T>(url: string, query: string, variables: Record<string, 
 
 const graphqlExecute =
   (url: string) =>
-  async (input: Record<string, unknown>): Promise<ExecuteAnswer> =>
-    (await graphql<{ execute: ExecuteAnswer }>(url, EXECUTE, { input })).execute;
+  async (input: Record<string, unknown>, org = 0): Promise<ExecuteAnswer> =>
+    (await graphql<{ execute: ExecuteAnswer }>(url, EXECUTE, { input }, TOKENS[org])).execute;
 
-async function restExecute(url: string, input: Record<string, unknown>): Promise<ExecuteAnswer> {
+async function restExecute(url: string, input: Record<string, unknown>, org: number): Promise<ExecuteAnswer> {
   const res = await fetch(`${url.replace(/\/graphql$/, '')}/api/ai/agent/execute`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKENS[org]}` },
     body: JSON.stringify(input),
   });
   const body = (await res.json()) as ExecuteAnswer & { errorCode?: string };
@@ -377,7 +395,7 @@ async function burst(t: Target, fake: FakeOpenAI, n: number, server: string | nu
     if (Number.isNaN(reachedSeconds) && fake.requests.length - receivedBefore >= n) reachedSeconds = (performance.now() - t0) / 1000;
   }, 25);
   const settled = await Promise.allSettled(
-    Array.from({ length: n }, (_, i) => t.execute({ agentContextId: t.agentContextId, instruction: `In flight ${i}` })),
+    Array.from({ length: n }, (_, i) => t.execute({ agentContextId: t.contextIds[i % ORGS], instruction: `In flight ${i}` }, i % ORGS)),
   );
   clearInterval(sampler);
   const seconds = (performance.now() - t0) / 1000;
@@ -422,7 +440,7 @@ async function capacity(db: Database): Promise<CapacityResult[]> {
     if (warmupErrors.length > 0) throw new Error(`${warmupErrors.length} warm-up executes failed: ${[...new Set(warmupErrors)].join(', ')}`);
     fake.setLatency(LATENCY_MS);
     console.log(
-      `\n2. ${db.name}: executes at once, each a new session, provider latency ${LATENCY_MS} ms, after ${WARMUP_SECONDS} s of warm-up load on each target; gateway idle RSS ${mb(g.child.rssBytes())}`,
+      `\n2. ${db.name}: executes at once, each a new session, spread over ${ORGS} org(s), provider latency ${LATENCY_MS} ms, after ${WARMUP_SECONDS} s of warm-up load on each target; gateway idle RSS ${mb(g.child.rssBytes())}`,
     );
     for (const n of IN_FLIGHT_LEVELS) {
       let alonePeak = 0;

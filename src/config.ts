@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import { DEFAULT_CHAIN_TTL_SECONDS } from './domain/chain';
 import { parsePricing, type PricingTable } from './domain/pricing';
+import { authConfig, type AuthConfig } from './auth/auth-config';
+import { ConfigError } from './config-error';
 
 /**
  * Every environment variable the gateway reads, parsed and checked once at start-up.
@@ -22,6 +24,8 @@ export interface Config {
   readonly jwtSecret: string;
   /** True when JWT_SECRET was not set and the well-known development secret is in use. */
   readonly jwtSecretIsDefault: boolean;
+  /** Who may sign tokens: the shared secret, an OpenID Provider, or both (issue 41). */
+  readonly auth: AuthConfig;
   readonly limits: AbuseLimits;
   /** How long in-flight HTTP requests may take to finish on shutdown. */
   readonly shutdownGraceMs: number;
@@ -171,7 +175,7 @@ export interface AbuseLimits {
   readonly bodyLimitBytes: number;
 }
 
-export class ConfigError extends Error {}
+export { ConfigError };
 
 /**
  * GRAPHQL_MAX_COST by default: every operation a real client sends passes at the largest
@@ -188,8 +192,10 @@ export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = oneOf(env, 'NODE_ENV', ['production', 'development', 'test'] as const, 'development');
   const isProduction = nodeEnv === 'production';
   const jwtSecret = env.JWT_SECRET ?? '';
-  if (isProduction && jwtSecret.length < 32) {
-    throw new ConfigError('JWT_SECRET must be set to at least 32 characters when NODE_ENV=production');
+  const auth = authConfig(env, isProduction);
+  // With an identity provider, JWT_SECRET is optional (service-to-service tokens only).
+  if (isProduction && (auth.oidc === null || jwtSecret !== '') && jwtSecret.length < 32) {
+    throw new ConfigError('JWT_SECRET must be set to at least 32 characters when NODE_ENV=production (or configure AUTH_ISSUER / AUTH_JWKS_URL)');
   }
   const databaseUrl = env.DATABASE_URL?.trim() || null;
   const qdrantUrl = env.QDRANT_URL?.trim() || null;
@@ -221,6 +227,7 @@ export function loadConfig(env: Env = process.env): Config {
     dbQueryTimeoutMs: int(env, 'DB_QUERY_TIMEOUT_MS', 30_000, 100, 3_600_000),
     jwtSecret: jwtSecret || DEVELOPMENT_JWT_SECRET,
     jwtSecretIsDefault: jwtSecret === '',
+    auth,
     limits: {
       maxDepth: int(env, 'GRAPHQL_MAX_DEPTH', 10, 1, 100),
       maxAliases: int(env, 'GRAPHQL_MAX_ALIASES', 15, 0, 1000),
@@ -383,7 +390,11 @@ function checkDatabaseUrl(url: string): void {
   if (!/^(mysql|mariadb):\/\//.test(url) || !URL.canParse(url)) {
     throw new ConfigError('DATABASE_URL must be a mysql:// (or mariadb://) URL');
   }
-  const socketPath = new URL(url).searchParams.get('socketPath');
+  const parsed = new URL(url);
+  if (parsed.pathname.replace(/^\//, '') === '') {
+    throw new ConfigError('DATABASE_URL must name a database: mysql://user:pass@host:3306/<database>');
+  }
+  const socketPath = parsed.searchParams.get('socketPath');
   if (socketPath !== null && !socketPath.startsWith('/')) {
     throw new ConfigError("DATABASE_URL: socketPath must be the absolute path of the server's Unix socket");
   }

@@ -9,7 +9,7 @@ import { LimitedExecuteBudget } from './budgets/execute-budget';
 import type { ExecuteBudget } from './budgets/execute-budget.port';
 import { memoryBudgetStores } from './budgets/memory-budget.adapter';
 import { SqliteBlobStore } from './blobs/sqlite.adapter';
-import { ConfigError, loadConfig, type Config } from './config';
+import { loadConfig, type Config } from './config';
 import { ContextDirectory } from './contexts/context-directory';
 import { EventPruner } from './events/event-pruner';
 import { openGatewayDatabase, type GatewayDatabase } from './gateway-database';
@@ -35,6 +35,7 @@ import { HISTORY_WINDOW } from './orchestrator/instruction-planner';
 import { Orchestrator } from './orchestrator/orchestrator';
 import { RequestHandler } from './orchestrator/request-handler';
 import { SessionForker } from './orchestrator/session-forker';
+import { startupErrorLine } from './startup-error';
 import { createRetrieval } from './retrieval/create-retrieval';
 import type { Retriever } from './retrieval/retrieval.port';
 import { blobRouter } from './server/blob-routes';
@@ -42,7 +43,7 @@ import { dashboardRouter } from './server/dashboard';
 import { createHttpApp } from './server/http-app';
 import { LiveOperations } from './server/live-operations';
 import { metricsRouter } from './server/metrics-route';
-import { restExecuteRoute } from './server/rest-execute';
+import { restExecuteRouter } from './server/rest-execute';
 import { createGraphQLSse, type GraphQLSseServer } from './server/sse-server';
 import { attachGraphQLWebSocket, type GraphQLWebSocketServer } from './server/ws-server';
 import { ChainHistoryCache } from './sessions/chain-history-cache';
@@ -51,6 +52,10 @@ import { TurnProvenance } from './sessions/turn-provenance';
 import { UsageReport } from './sessions/usage-report';
 import type { Resolve } from './webhooks/webhook-http';
 import { createWebhooks } from './webhooks/webhooks';
+import { AlgorithmRoutingVerifier } from './auth/algorithm-routing';
+import { JwksTokenVerifier } from './auth/jwks.adapter';
+import { SharedSecretTokenVerifier } from './auth/shared-secret.adapter';
+import type { TokenVerifier } from './auth/token-verifier.port';
 
 export interface Gateway {
   readonly config: Config;
@@ -135,7 +140,7 @@ export async function createGateway(
   const webhooks = createWebhooks({ config, db, now, logger, instanceId, ...(hooks.webhookResolve ? { resolve: hooks.webhookResolve } : {}) });
   const contexts = new ContextDirectory(db);
   const retriever = new InstrumentedRetriever(hooks.retriever ?? retrieval.retriever, instruments);
-  const blobs = blobStoreOf(config, logger);
+  const blobs = blobStoreOf(config);
   const idempotencyKeys = new IdempotencyKeys(db, now);
   const orchestrator = new Orchestrator({
     sessions: store.lifecycle,
@@ -188,8 +193,10 @@ export async function createGateway(
   const server = createServer();
   const executor = new SubscriptionExecutor({ logger, shared: config.live.wsSharedExecution, formatError: protection.formatError });
   const operationNames = new OperationNames();
+  const tokens = tokenVerifier(config, logger);
   const operations = new LiveOperations({
     config,
+    tokens,
     logger,
     services,
     protection,
@@ -200,6 +207,7 @@ export async function createGateway(
   const sse = createGraphQLSse({ config, logger, operations });
   const { handle, apollo } = await createHttpApp({
     config,
+    tokens,
     logger,
     services,
     protection,
@@ -208,13 +216,17 @@ export async function createGateway(
     httpServer: server,
     middleware: [httpInstrumentation(metrics, tracing)],
     plugins: [operationMetricsPlugin(metrics, operationNames)],
-    plainRoutes: [restExecuteRoute({ handler, jwtSecret: config.jwtSecret, bodyLimitBytes: config.limits.bodyLimitBytes, logger })],
     routers: [
+      restExecuteRouter({ handler, tokens }),
       metricsRouter({ render: () => metrics.render(), contentType: metrics.contentType, token: config.metricsToken }),
       sse.router,
-      blobRouter({ blobs, sessions: store.reads, jwtSecret: config.jwtSecret, logger }),
+      blobRouter({ blobs, sessions: store.reads, tokens }),
       // Built next to this file by `npm run build` (dist/web).
-      dashboardRouter({ dir: hooks.dashboardDir ?? join(__dirname, 'web'), logger }),
+      dashboardRouter({
+        dir: hooks.dashboardDir ?? join(__dirname, 'web'),
+        logger,
+        signIn: { paste: !(config.auth.dashboard && config.isProduction), provider: config.auth.dashboard },
+      }),
     ],
   });
   server.on('request', handle);
@@ -365,9 +377,9 @@ function executeBudgetOf(config: Config, logger: Logger): ExecuteBudget {
 }
 
 /** S3 when S3_BUCKET is set, else the embedded store in DATA_DIR/blobs.sqlite. */
-function blobStoreOf(config: Config, logger: Logger): BlobStore & { close?(): Promise<void> } {
+function blobStoreOf(config: Config): BlobStore & { close?(): Promise<void> } {
   const { s3Bucket, s3Endpoint, s3Region, s3ForcePathStyle } = config.blobs;
-  if (!s3Bucket) return new SqliteBlobStore(config.dataDir, logger);
+  if (!s3Bucket) return new SqliteBlobStore(config.dataDir);
   const { S3BlobStore } = require('./blobs/s3.adapter') as typeof import('./blobs/s3.adapter');
   return new S3BlobStore({ bucket: s3Bucket, endpoint: s3Endpoint, region: s3Region, forcePathStyle: s3ForcePathStyle });
 }
@@ -408,19 +420,21 @@ async function runHooks(hooks: readonly { name: string; hook: () => Promise<void
   clearTimeout(timer);
 }
 
+/** HS256 with JWT_SECRET (or the development secret), the identity provider's JWKS, or both (issue 41). */
+function tokenVerifier({ auth, jwtSecret }: Config, logger: Logger): TokenVerifier {
+  return new AlgorithmRoutingVerifier({
+    sharedSecret: auth.acceptSharedSecret ? new SharedSecretTokenVerifier(jwtSecret) : null,
+    provider: auth.oidc ? new JwksTokenVerifier(auth.oidc, logger) : null,
+  });
+}
+
 async function main(): Promise<void> {
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      console.error(`configuration error: ${e.message}`);
-      process.exit(2);
-    }
-    throw e;
-  }
+  const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  if (config.jwtSecretIsDefault) {
+  if (config.auth.oidc && !config.auth.oidc.issuer) {
+    logger.warn('AUTH_JWKS_URL without AUTH_ISSUER: the "iss" of tokens is not checked');
+  }
+  if (config.jwtSecretIsDefault && config.auth.acceptSharedSecret) {
     logger.warn('JWT_SECRET is not set: using the development secret; tokens from `npm run token` will work');
   }
   if (!config.openaiApiKey) {
@@ -435,6 +449,8 @@ async function main(): Promise<void> {
       events: config.live.redisUrl ? 'redis' : 'in-process',
       llm: config.openaiApiKey ? `openai (${config.openaiBaseUrl ?? 'api.openai.com'})` : 'offline',
       blobs: config.blobs.s3Bucket ? `s3://${config.blobs.s3Bucket}` : `sqlite in ${config.dataDir}/blobs.sqlite`,
+      dashboard: `${url}/dashboard`,
+      token: 'npm run --silent token -- --user <id> --org <id> [--admin]',
     },
     'gateway listening',
   );
@@ -454,7 +470,18 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
   main().catch((e: unknown) => {
-    console.error(e);
+    // One line naming what to fix; the stack only when asked for (LOG_LEVEL=debug or trace).
+    const config = configOrNull();
+    console.error(startupErrorLine(e, config));
+    if (/^(debug|trace)$/.test(process.env.LOG_LEVEL ?? '') && e instanceof Error) console.error(e.stack);
     process.exit(1);
   });
+}
+
+function configOrNull(): Config | null {
+  try {
+    return loadConfig();
+  } catch {
+    return null;
+  }
 }

@@ -128,7 +128,7 @@ if (!args.includes('--no-typecheck')) {
 // The layer rules of ARCHITECTURE.md (.dependency-cruiser.js): an arrow that points the wrong way fails the run.
 const layers = spawnSync(
   process.execPath,
-  [join('node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs'), '--config', '.dependency-cruiser.js', 'src'],
+  [join('node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs'), '--config', '.dependency-cruiser.js', 'src', 'packages/client/src'],
   { stdio: 'inherit' },
 );
 if (layers.status !== 0) {
@@ -145,6 +145,9 @@ if (!args.includes('--no-lint')) {
 }
 // The end-to-end suites run the built server, CLIs and dashboard, as `npm start` does.
 tsc('-p', 'tsconfig.build.json');
+// The examples (examples/) import the client package as a user would: its JavaScript build.
+const clientBuild = spawnSync(process.execPath, ['packages/client/scripts/build.mjs', '--js-only'], { stdio: 'inherit' });
+if (clientBuild.status !== 0) process.exit(clientBuild.status ?? 1);
 const web = spawnSync(process.execPath, ['scripts/build-web.mjs'], { stdio: 'inherit' });
 if (web.status !== 0) process.exit(web.status ?? 1);
 const jest = spawnSync(process.execPath, [require.resolve('jest/bin/jest'), ...args.filter((a) => a !== '--no-typecheck' && a !== '--no-lint')], {

@@ -12,6 +12,10 @@ export interface SeedOptions {
   readonly sessions: number;
   readonly turnsPerSession: number;
   readonly randomSeed: number;
+  /** Session ids chosen up front (by index), so that a second run can tell what it wrote before. */
+  readonly sessionIdOf?: (index: number) => string;
+  /** Sessions (by id) a previous run wrote: left as they are. */
+  readonly existing?: ReadonlySet<string>;
 }
 
 export interface SeedResult {
@@ -19,6 +23,8 @@ export interface SeedResult {
   readonly turns: number;
   readonly agentContexts: string[];
   readonly conversationContexts: string[];
+  readonly agentContextIds: string[];
+  readonly conversationContextIds: string[];
 }
 
 const AGENT_CONTEXTS = [
@@ -82,6 +88,8 @@ export async function seedDemoData(
   const { clock } = services;
   const historyStart = Date.now() - HISTORY_DAYS * 24 * 3600 * 1000;
   const seedSession = async (index: number) => {
+    const id = options.sessionIdOf?.(index);
+    if (id !== undefined && options.existing?.has(id)) return void progress(++done);
     const owner = users[index % users.length] as Caller;
     const which = index % 2;
     const isPublic = random() < 0.35;
@@ -96,6 +104,7 @@ export async function seedDemoData(
     };
     tick();
     const session = await services.sessions.createSession(owner, {
+      ...(id === undefined ? {} : { id }),
       name: `${pick(VERBS)} ${pick(TOPICS)} #${index + 1}`,
       description: random() < 0.5 ? 'Seeded demo session' : null,
       category: pick(['maintenance', 'feature', 'investigation']),
@@ -158,6 +167,8 @@ export async function seedDemoData(
     turns,
     agentContexts: agentContexts.map((c) => c.name),
     conversationContexts: conversationContexts.map((c) => c.name),
+    agentContextIds: agentContexts.map((c) => c.id),
+    conversationContextIds: conversationContexts.map((c) => c.id),
   };
 }
 

@@ -29,6 +29,9 @@ if (!Number.isInteger(ttl) || ttl <= 0) {
 }
 const roles = [...(values.role ?? []), ...(values.admin ? ['admin'] : [])];
 const config = loadConfig();
+if (!config.auth.acceptSharedSecret) {
+  console.error('This gateway takes tokens from its identity provider (AUTH_ISSUER / AUTH_JWKS_URL) and refuses HS256 tokens unless JWT_SECRET is set: this token will be refused.');
+}
 // Only the token goes to stdout (for TOKEN=$(npm run --silent token ...)); a person at a terminal also learns where to paste it.
 if (process.stderr.isTTY) {
   console.error(`Paste this token into the sign-in form at http://localhost:${config.port}/dashboard (never put it in an address: browsers keep addresses in their history).`);

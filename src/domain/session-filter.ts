@@ -1,11 +1,12 @@
 import type { EntityHeader } from './caller';
+import { matchesSearch, searchWords } from './search-words';
 import type { SessionFilter, SessionRecord } from './session';
 
 /**
  * The AgentSessionFilter rule for one session, as the live feed applies it to each event.
  * It states what sessions/session-query.ts `applyFilter` states in SQL for lists: every
  * field set must hold; participants include the owner; updatedAfter/Before are exclusive;
- * search is a case-insensitive substring of the name; deleted sessions only when asked for.
+ * search is domain/search-words.ts's rule over name and description; deleted sessions only when asked for.
  * Visibility is not decided here: the caller's loaders only return sessions it may read.
  */
 export function matchesSessionFilter(
@@ -28,7 +29,7 @@ export function matchesSessionFilter(
   const updated = session.lastUpdatedDate.getTime();
   if (filter.updatedAfter != null && !(updated > filter.updatedAfter.getTime())) return false;
   if (filter.updatedBefore != null && !(updated < filter.updatedBefore.getTime())) return false;
-  if (filter.search != null && filter.search !== '' && !session.name.toLowerCase().includes(filter.search.toLowerCase())) {
+  if (filter.search != null && filter.search !== '' && !matchesSearch(searchWords(filter.search), session.name, session.description)) {
     return false;
   }
   return true;

@@ -3,7 +3,7 @@ import type { TurnStatus } from '../domain/turn-status';
 import { bigintNumber } from '../persistence/columns';
 import { columnTypes, type Dialect } from '../persistence/dialect';
 
-/** One durable status-change event; ids are handed out in commit order (see event_counters). */
+/** One durable status-change event; ids are per org, handed out in commit order (see org_event_counters). */
 export interface TurnEventRow {
   id: number;
   orgId: string;
@@ -18,13 +18,24 @@ export interface TurnEventRow {
   recordedDate: Date;
 }
 
-/** Named counters: the last event id handed out, and the highest id already pruned. */
+/**
+ * Named counters, frozen since event ids became per org (migration 1765200000000): the last
+ * id and the pruning horizon of the one deployment-wide sequence before. They are where an
+ * org without an org_event_counters row starts, so an id handed out before stays valid.
+ */
 export interface EventCounterRow {
   name: string;
   value: number;
 }
 
-/** The event log's tables: turn_events and event_counters (written by the event-log writer only). */
+/** One org's event sequence: the last id handed out, and the highest id that may be pruned. */
+export interface OrgEventCounterRow {
+  orgId: string;
+  lastId: number;
+  prunedId: number;
+}
+
+/** The event log's tables: turn_events and its counters (written by the event-log writer and the pruner only). */
 export function eventLogEntities(dialect: Dialect) {
   const t = columnTypes(dialect);
   const varchar = (length: number, nullable = false) => ({ type: 'varchar' as const, length, nullable });
@@ -36,8 +47,8 @@ export function eventLogEntities(dialect: Dialect) {
     name: 'TurnEvent',
     tableName: 'turn_events',
     columns: {
+      orgId: { ...id(64), name: 'org_id', primary: true },
       id: { type: 'bigint', primary: true, transformer: bigintNumber },
-      orgId: { ...id(64), name: 'org_id' },
       sessionId: { ...id(36), name: 'session_id' },
       turnId: { ...id(36), name: 'turn_id' },
       sequenceNumber: { type: 'int', name: 'sequence_number' },
@@ -49,7 +60,6 @@ export function eventLogEntities(dialect: Dialect) {
       recordedDate: date('recorded_date'),
     },
     indices: [
-      { name: 'idx_events_org_id', columns: ['orgId', 'id'] },
       { name: 'idx_events_session_id', columns: ['sessionId', 'id'] },
       { name: 'idx_events_recorded', columns: ['recordedDate'] },
     ],
@@ -64,7 +74,17 @@ export function eventLogEntities(dialect: Dialect) {
     },
   });
 
-  return { events, counters };
+  const orgCounters = new EntitySchema<OrgEventCounterRow>({
+    name: 'OrgEventCounter',
+    tableName: 'org_event_counters',
+    columns: {
+      orgId: { ...id(64), name: 'org_id', primary: true },
+      lastId: { type: 'bigint', name: 'last_id', transformer: bigintNumber },
+      prunedId: { type: 'bigint', name: 'pruned_id', transformer: bigintNumber },
+    },
+  });
+
+  return { events, counters, orgCounters };
 }
 
 export type EventLogEntities = ReturnType<typeof eventLogEntities>;

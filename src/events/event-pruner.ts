@@ -31,8 +31,8 @@ export class EventPruner {
     this.running ??= (async () => {
       try {
         const cutoff = new Date(this.now().getTime() - this.retentionHours * HOUR);
-        const { horizon, deleted } = await this.history.prune(cutoff);
-        if (deleted > 0) this.logger.info({ horizon, deleted }, 'pruned old status events');
+        const { orgs, deleted } = await this.history.prune(cutoff);
+        if (deleted > 0) this.logger.info({ orgs, deleted }, 'pruned old status events');
       } catch (e) {
         this.logger.warn({ err: e }, 'pruning status events failed; will retry');
       } finally {

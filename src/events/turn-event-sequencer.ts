@@ -12,23 +12,35 @@ export interface SequencerOptions {
 
 type Listener = (event: TurnStatusEvent) => void;
 const PAGE = 500;
+/** Orgs per counter read when catching up. */
+const ORGS_PER_READ = 200;
+
+/** One org's stream: the last id delivered, events that arrived early, who listens. */
+interface OrgStream {
+  last: number;
+  readonly held: Map<number, TurnStatusEvent>;
+  readonly listeners: Set<Listener>;
+}
 
 /**
  * Turns what the bus delivers into the stream subscribers need: every committed status
- * event exactly once, in id order. Ids are dense and handed out in commit order (one
- * counter row, see event-log-writer.ts), so once event N has arrived every event below N
- * is committed: a missing one is a message that is late or was lost (another instance
- * publishing a moment later, a Redis outage). The sequencer waits briefly for it, then
- * reads it from turn_events; duplicates (our own echo, a replayed page) are dropped.
+ * event exactly once, in id order, org by org. Each org's ids are dense and handed out in
+ * commit order (the org's counter row, see event-log-writer.ts), so once the org's event N
+ * has arrived every event of the org below N is committed: a missing one is a message that
+ * is late or was lost (another instance publishing a moment later, a Redis outage). The
+ * sequencer waits briefly for it, then reads it from turn_events; duplicates (our own echo,
+ * a replayed page) are dropped.
  *
  * A message lost with no later one to reveal the gap (its publisher's Redis connection was
  * down while ours was fine, or the publisher died right after its commit) is found by a poll
- * of the newest event id, every `pollMs` while anyone listens here.
+ * of the newest event ids of the orgs someone listens to here, every `pollMs`.
  */
 export class TurnEventSequencer {
-  private last = 0;
-  private readonly held = new Map<number, TurnStatusEvent>();
-  private readonly byOrg = new Map<string, Set<Listener>>();
+  private readonly orgs = new Map<string, OrgStream>();
+  /** Each org's last id when this instance started, until the org's stream is made. */
+  private readonly startedAt = new Map<string, number>();
+  /** Where an org without a sequence of its own stands (see event-log-writer.ts). */
+  private floor = 0;
   private gapTimer: NodeJS.Timeout | null = null;
   private pollTimer: NodeJS.Timeout | null = null;
   private filling: Promise<void> | null = null;
@@ -40,7 +52,7 @@ export class TurnEventSequencer {
 
   constructor(
     private readonly bus: Pick<EventBus, 'onTurnStatus' | 'onResync'>,
-    private readonly events: Pick<TurnEventRepository, 'latestId' | 'range'>,
+    private readonly events: Pick<TurnEventRepository, 'latestIds' | 'range'>,
     private readonly logger: Logger,
     options: SequencerOptions = {},
   ) {
@@ -48,31 +60,31 @@ export class TurnEventSequencer {
     this.pollMs = options.pollMs ?? 2_000;
   }
 
-  /** Starts after the newest stored event: what happened before has no live subscriber here. */
+  /** Starts after the newest stored event of each org: what happened before has no live subscriber here. */
   async start(): Promise<void> {
     this.stopBus = [this.bus.onTurnStatus((e) => this.receive(e)), this.bus.onResync(() => this.catchUp())];
-    this.last = Math.max(this.last, await this.events.latestId());
-    this.flushHeld();
+    const { byOrg, floor } = await this.events.latestIds();
+    this.floor = floor;
+    for (const [orgId, last] of byOrg) {
+      const stream = this.orgs.get(orgId);
+      if (stream) stream.last = Math.max(stream.last, last);
+      else this.startedAt.set(orgId, last);
+    }
+    for (const stream of this.orgs.values()) {
+      stream.last = Math.max(stream.last, floor);
+      this.flushHeld(stream);
+    }
     this.pollTimer = setInterval(() => {
-      if (this.byOrg.size > 0) this.catchUp();
+      if (this.hasListeners()) this.catchUp();
     }, this.pollMs);
     this.pollTimer.unref();
   }
 
-  /** The id of the last event delivered to listeners. */
-  get lastDelivered(): number {
-    return this.last;
-  }
-
   /** Events of one org, in order, from the next one on. */
   subscribe(orgId: string, listener: Listener): () => void {
-    let listeners = this.byOrg.get(orgId);
-    if (!listeners) this.byOrg.set(orgId, (listeners = new Set()));
+    const { listeners } = this.stream(orgId);
     listeners.add(listener);
-    return () => {
-      listeners.delete(listener);
-      if (listeners.size === 0 && this.byOrg.get(orgId) === listeners) this.byOrg.delete(orgId);
-    };
+    return () => listeners.delete(listener);
   }
 
   close(): void {
@@ -82,59 +94,91 @@ export class TurnEventSequencer {
     if (this.pollTimer) clearInterval(this.pollTimer);
     this.gapTimer = null;
     this.pollTimer = null;
-    this.byOrg.clear();
-    this.held.clear();
+    this.orgs.clear();
+    this.startedAt.clear();
+  }
+
+  private stream(orgId: string): OrgStream {
+    let stream = this.orgs.get(orgId);
+    if (!stream) {
+      stream = { last: this.startedAt.get(orgId) ?? this.floor, held: new Map(), listeners: new Set() };
+      this.orgs.set(orgId, stream);
+      this.startedAt.delete(orgId);
+    }
+    return stream;
+  }
+
+  private hasListeners(): boolean {
+    for (const stream of this.orgs.values()) if (stream.listeners.size > 0) return true;
+    return false;
   }
 
   private receive(event: TurnStatusEvent): void {
-    if (event.eventId <= this.last || this.held.has(event.eventId)) return;
-    this.held.set(event.eventId, event);
-    this.flushHeld();
-    if (this.held.size > 0 && !this.filling) this.scheduleCatchUp(this.gapWaitMs);
+    const stream = this.stream(event.orgId);
+    if (event.eventId <= stream.last || stream.held.has(event.eventId)) return;
+    stream.held.set(event.eventId, event);
+    this.flushHeld(stream);
+    if (stream.held.size > 0 && !this.filling) this.scheduleCatchUp(this.gapWaitMs);
   }
 
-  private flushHeld(): void {
-    for (let next = this.held.get(this.last + 1); next; next = this.held.get(this.last + 1)) {
-      this.held.delete(next.eventId);
-      this.deliver(next);
+  private flushHeld(stream: OrgStream): void {
+    for (let next = stream.held.get(stream.last + 1); next; next = stream.held.get(stream.last + 1)) {
+      stream.held.delete(next.eventId);
+      this.deliver(stream, next);
     }
-    for (const id of this.held.keys()) if (id <= this.last) this.held.delete(id);
+    for (const id of stream.held.keys()) if (id <= stream.last) stream.held.delete(id);
   }
 
-  /** Reads what is missing from turn_events, up to the newest stored event, and delivers it in order. */
+  /** Reads what is missing from turn_events, for the orgs listened to or waiting on a gap, and delivers it in order. */
   private catchUp(): void {
     if (this.filling || this.closed) return;
-    this.filling = (async () => {
-      try {
-        const through = await this.events.latestId();
-        while (this.last < through) {
-          const page = await this.events.range(this.last, through, PAGE);
-          if (page.length === 0) {
-            // Pruned meanwhile (ids are otherwise dense): nothing left to wait for.
-            this.logger.warn({ from: this.last + 1, through }, 'status events missing from turn_events; skipping them');
-            this.last = through;
-            break;
-          }
-          for (const event of page) {
-            if (event.eventId <= this.last) continue;
-            if (event.eventId !== this.last + 1) this.logger.warn({ missing: this.last + 1, next: event.eventId }, 'status event ids skipped');
-            this.held.delete(event.eventId);
-            this.deliver(event);
-          }
-          this.flushHeld();
-        }
-        if (this.failing) this.logger.info('missing status events read again');
-        this.failing = false;
-      } catch (e) {
-        // Once per outage, not on every retry.
-        if (!this.failing) this.logger.error({ err: e }, 'could not read missing status events; retrying');
-        this.failing = true;
-      } finally {
-        this.filling = null;
-        this.flushHeld();
-        if (this.held.size > 0 || this.failing) this.scheduleCatchUp(this.gapWaitMs * 5);
+    // `finally` runs after the assignment even when there is nothing to read (no await inside).
+    this.filling = this.readMissing().finally(() => {
+      this.filling = null;
+      let held = false;
+      for (const stream of this.orgs.values()) {
+        this.flushHeld(stream);
+        held ||= stream.held.size > 0;
       }
-    })();
+      if (held || this.failing) this.scheduleCatchUp(this.gapWaitMs * 5);
+    });
+  }
+
+  private async readMissing(): Promise<void> {
+    try {
+      const wanted = [...this.orgs].filter(([, s]) => s.listeners.size > 0 || s.held.size > 0).map(([orgId]) => orgId);
+      for (let i = 0; i < wanted.length; i += ORGS_PER_READ) {
+        const { byOrg, floor } = await this.events.latestIds(wanted.slice(i, i + ORGS_PER_READ));
+        this.floor = Math.max(this.floor, floor);
+        for (const [orgId, through] of byOrg) await this.fill(orgId, through);
+      }
+      if (this.failing) this.logger.info('missing status events read again');
+      this.failing = false;
+    } catch (e) {
+      // Once per outage, not on every retry.
+      if (!this.failing) this.logger.error({ err: e }, 'could not read missing status events; retrying');
+      this.failing = true;
+    }
+  }
+
+  /** Delivers the org's stored events up to `through` that have not been delivered yet. */
+  private async fill(orgId: string, through: number): Promise<void> {
+    const stream = this.stream(orgId);
+    while (stream.last < through) {
+      const page = await this.events.range(orgId, stream.last, through, PAGE);
+      if (page.length === 0) {
+        // Pruned meanwhile, or ids from before the org had a sequence of its own: nothing left to wait for.
+        stream.last = through;
+        break;
+      }
+      for (const event of page) {
+        if (event.eventId <= stream.last) continue;
+        if (event.eventId !== stream.last + 1) this.logger.warn({ orgId, missing: stream.last + 1, next: event.eventId }, 'status event ids skipped');
+        stream.held.delete(event.eventId);
+        this.deliver(stream, event);
+      }
+      this.flushHeld(stream);
+    }
   }
 
   private scheduleCatchUp(delayMs: number): void {
@@ -146,9 +190,9 @@ export class TurnEventSequencer {
     this.gapTimer.unref();
   }
 
-  private deliver(event: TurnStatusEvent): void {
-    this.last = event.eventId;
-    for (const listener of this.byOrg.get(event.orgId) ?? []) {
+  private deliver(stream: OrgStream, event: TurnStatusEvent): void {
+    stream.last = event.eventId;
+    for (const listener of stream.listeners) {
       try {
         listener(event);
       } catch (e) {

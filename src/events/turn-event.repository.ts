@@ -1,4 +1,3 @@
-import type { EntityManager } from 'typeorm';
 import { DomainError } from '../domain/errors';
 import type { Database } from '../persistence/database';
 import type { EventLogEntities, TurnEventRow } from './event-log.entities';
@@ -10,37 +9,55 @@ export interface EventScope {
   readonly sessionId?: string;
 }
 
-const ISSUED = 'turn_events';
-/** event_counters row holding the highest id already pruned (migration 1764300000000). */
-const PRUNED = 'turn_events_pruned';
-
 /** The stored events as live subscriptions read them: replay and resume checks, never pruning. */
 export interface TurnEventHistory {
-  latestId(): Promise<number>;
-  horizon(): Promise<number>;
+  latestId(orgId: string): Promise<number>;
+  horizon(orgId: string): Promise<number>;
   after(scope: EventScope, afterId: number, limit: number): Promise<TurnStatusEvent[]>;
-  assertResumable(afterId: number): Promise<void>;
+  assertResumable(orgId: string, afterId: number): Promise<void>;
 }
+
+/** An org's sequence as stored: its counter row, or where an org without one starts. */
+const ORG_SEQUENCE = `SELECT
+  COALESCE((SELECT last_id FROM org_event_counters WHERE org_id = ?), (SELECT value FROM event_counters WHERE name = 'turn_events')) AS last_id,
+  COALESCE((SELECT pruned_id FROM org_event_counters WHERE org_id = ?), (SELECT value FROM event_counters WHERE name = 'turn_events_pruned')) AS pruned_id`;
 
 /**
  * Reads the durable status events the event-log writer stores (turn_events) for replay and
- * gap filling, and prunes old ones.
+ * gap filling, and prunes old ones. Ids are per org (see event-log-writer.ts): every read
+ * names its org.
  */
 export class TurnEventRepository implements TurnEventHistory {
-  /** `deleteWindow`: ids per DELETE statement when pruning. */
+  /** `deleteWindow`: events per DELETE statement when pruning. */
   constructor(
     private readonly db: Database<EventLogEntities>,
     private readonly deleteWindow = 5_000,
   ) {}
 
-  /** The highest event id handed out so far (committed or about to be). */
-  latestId(): Promise<number> {
-    return this.counter(this.db.dataSource.manager, ISSUED);
+  /** The highest event id handed out in the org so far (committed or about to be). */
+  async latestId(orgId: string): Promise<number> {
+    return (await this.sequence(orgId)).lastId;
   }
 
-  /** Events up to this id may have been pruned; a resume must start at or after it. */
-  horizon(): Promise<number> {
-    return this.counter(this.db.dataSource.manager, PRUNED);
+  /** The org's events up to this id may have been pruned; a resume must start at or after it. */
+  async horizon(orgId: string): Promise<number> {
+    return (await this.sequence(orgId)).prunedId;
+  }
+
+  /**
+   * The highest id handed out so far in each org that has events of its own sequence (a row in
+   * org_event_counters); `orgIds` limits it to those orgs. `floor` is where the others stand.
+   */
+  async latestIds(orgIds?: readonly string[]): Promise<{ byOrg: Map<string, number>; floor: number }> {
+    if (orgIds?.length === 0) return { byOrg: new Map(), floor: await this.floor() };
+    const where = orgIds ? ` WHERE org_id IN (${orgIds.map(() => '?').join(', ')})` : '';
+    const [rows, floor] = await Promise.all([
+      this.db.dataSource.query(`SELECT org_id, last_id FROM org_event_counters${where}`, orgIds ? [...orgIds] : []) as Promise<
+        { org_id: string; last_id: string | number }[]
+      >,
+      this.floor(),
+    ]);
+    return { byOrg: new Map(rows.map((r) => [r.org_id, Number(r.last_id)])), floor };
   }
 
   /** Events of `scope` with ids after `afterId`, oldest first, at most `limit`. */
@@ -54,11 +71,12 @@ export class TurnEventRepository implements TurnEventHistory {
     return rows.map(toEvent);
   }
 
-  /** Every event with afterId < id <= throughId (any org), oldest first, at most `limit`. */
-  async range(afterId: number, throughId: number, limit: number): Promise<TurnStatusEvent[]> {
+  /** The org's events with afterId < id <= throughId, oldest first, at most `limit`. */
+  async range(orgId: string, afterId: number, throughId: number, limit: number): Promise<TurnStatusEvent[]> {
     const rows = await this.db.dataSource.manager
       .createQueryBuilder(this.db.entities.events, 'e')
-      .where('e.id > :after', { after: afterId })
+      .where('e.orgId = :org', { org: orgId })
+      .andWhere('e.id > :after', { after: afterId })
       .andWhere('e.id <= :through', { through: throughId })
       .orderBy('e.id', 'ASC')
       .take(limit)
@@ -67,62 +85,80 @@ export class TurnEventRepository implements TurnEventHistory {
   }
 
   /**
-   * Throws EVENTS_PRUNED unless every event after `afterId` is still stored, and
-   * BAD_USER_INPUT for an id that was never handed out.
+   * Throws EVENTS_PRUNED unless every event of the org after `afterId` is still stored, and
+   * BAD_USER_INPUT for an id the org was never handed.
    */
-  async assertResumable(afterId: number): Promise<void> {
-    const [horizon, latest] = await Promise.all([this.horizon(), this.latestId()]);
-    if (afterId < horizon) {
-      throw new DomainError('EVENTS_PRUNED', `events up to ${horizon} are no longer stored; reload the current state and subscribe without afterEventId`, {
+  async assertResumable(orgId: string, afterId: number): Promise<void> {
+    const { lastId, prunedId } = await this.sequence(orgId);
+    if (afterId < prunedId) {
+      throw new DomainError('EVENTS_PRUNED', `events up to ${prunedId} are no longer stored; reload the current state and subscribe without afterEventId`, {
         afterEventId: String(afterId),
-        oldestResumableEventId: String(horizon),
+        oldestResumableEventId: String(prunedId),
       });
     }
-    if (afterId > latest) throw new DomainError('BAD_USER_INPUT', 'afterEventId is not an event id of this deployment', { argument: 'afterEventId' });
+    if (afterId > lastId) throw new DomainError('BAD_USER_INPUT', 'afterEventId is not an event id of your organisation', { argument: 'afterEventId' });
   }
 
   /**
-   * Deletes events recorded before `cutoff`. Safe when several instances run it at once:
-   * the horizon moves first, under a lock on its counter row, so a resume that might need a
-   * deleted event is refused before the event is gone; deleting is idempotent.
+   * Deletes events recorded before `cutoff`, org by org. Safe when several instances run it at
+   * once: an org's horizon moves first (one statement on its counter row, never backwards), so
+   * a resume that might need a deleted event is refused before the event is gone; deleting is
+   * idempotent.
    */
-  async prune(cutoff: Date): Promise<{ horizon: number; deleted: number }> {
-    const horizon = await this.db.transaction(async (em) => {
-      const current = await this.counter(em, PRUNED, true);
-      const [row] = await em
-        .createQueryBuilder(this.db.entities.events, 'e')
-        .select('MAX(e.id)', 'maxId')
-        .where('e.recordedDate < :cutoff', { cutoff })
-        .getRawMany<{ maxId: string | number | null }>();
-      const candidate = row?.maxId == null ? 0 : Number(row.maxId);
-      if (candidate <= current) return current;
-      await em.query('UPDATE event_counters SET value = ? WHERE name = ?', [candidate, PRUNED]);
-      return candidate;
-    });
-    let deleted = 0;
-    const [oldest] = await this.db.dataSource.manager
+  async prune(cutoff: Date): Promise<{ orgs: number; deleted: number }> {
+    const candidates = (await this.db.dataSource.manager
       .createQueryBuilder(this.db.entities.events, 'e')
-      .select('MIN(e.id)', 'minId')
-      .getRawMany<{ minId: string | number | null }>();
-    // Windows of ids keep each statement (and its locks) short; ids are dense.
-    for (let from = oldest?.minId == null ? horizon : Number(oldest.minId) - 1; from < horizon; from += this.deleteWindow) {
+      .select('e.orgId', 'orgId')
+      .addSelect('MAX(e.id)', 'maxId')
+      .where('e.recordedDate < :cutoff', { cutoff })
+      .groupBy('e.orgId')
+      .getRawMany()) as { orgId: string; maxId: string | number }[];
+    let deleted = 0;
+    for (const { orgId, maxId } of candidates) {
+      await this.db.dataSource.query(this.moveHorizon, [orgId, Number(maxId)]);
+      deleted += await this.deleteThrough(orgId, await this.horizon(orgId));
+    }
+    return { orgs: candidates.length, deleted };
+  }
+
+  /** Deletes the org's events up to `horizon`, `deleteWindow` at a time, so each statement (and its locks) stays short. */
+  private async deleteThrough(orgId: string, horizon: number): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      const [end] = (await this.db.dataSource.query(
+        'SELECT id FROM turn_events WHERE org_id = ? AND id <= ? ORDER BY id LIMIT 1 OFFSET ?',
+        [orgId, horizon, this.deleteWindow - 1],
+      )) as { id: string | number }[];
+      const to = end ? Number(end.id) : horizon;
       const result = await this.db.dataSource.manager
         .createQueryBuilder()
         .delete()
         .from(this.db.entities.events)
-        .where('id > :from AND id <= :to', { from, to: Math.min(horizon, from + this.deleteWindow) })
+        .where('orgId = :org AND id <= :to', { org: orgId, to })
         .execute();
       deleted += result.affected ?? 0;
+      if (!end) return deleted;
     }
-    return { horizon, deleted };
   }
 
-  private async counter(em: EntityManager, name: string, lock = false): Promise<number> {
-    const forUpdate = lock && this.db.dialect !== 'sqlite' ? ' FOR UPDATE' : '';
-    const [row] = await em.query<{
-      value: string | number;
-    }[]>(`SELECT value FROM event_counters WHERE name = ?${forUpdate}`, [name]);
-    if (!row) throw new Error(`event_counters has no "${name}" row; are the migrations up to date?`);
+  /** Raises the org's horizon to the given id (never lowers it), making its counter row if it has none. */
+  private get moveHorizon(): string {
+    return this.db.dialect === 'sqlite'
+      ? `INSERT INTO org_event_counters (org_id, last_id, pruned_id) VALUES (?, (SELECT value FROM event_counters WHERE name = 'turn_events'), ?)
+  ON CONFLICT (org_id) DO UPDATE SET pruned_id = MAX(pruned_id, excluded.pruned_id)`
+      : `INSERT INTO org_event_counters (org_id, last_id, pruned_id) VALUES (?, (SELECT value FROM event_counters WHERE name = 'turn_events'), ?)
+  ON DUPLICATE KEY UPDATE pruned_id = GREATEST(pruned_id, VALUES(pruned_id))`;
+  }
+
+  private async sequence(orgId: string): Promise<{ lastId: number; prunedId: number }> {
+    const [row] = (await this.db.dataSource.query(ORG_SEQUENCE, [orgId, orgId])) as { last_id: string | number | null; pruned_id: string | number | null }[];
+    if (row?.last_id == null || row.pruned_id == null) throw new Error('event_counters has no "turn_events" rows; are the migrations up to date?');
+    return { lastId: Number(row.last_id), prunedId: Number(row.pruned_id) };
+  }
+
+  private async floor(): Promise<number> {
+    const [row] = (await this.db.dataSource.query(`SELECT value FROM event_counters WHERE name = 'turn_events'`)) as { value: string | number }[];
+    if (!row) throw new Error('event_counters has no "turn_events" row; are the migrations up to date?');
     return Number(row.value);
   }
 }

@@ -3,7 +3,7 @@ import type { TurnStatus } from '../domain/turn-status';
 
 /** A committed status change of one turn, as stored in turn_events and sent on the bus. */
 export interface TurnStatusEvent {
-  /** Deployment-wide, strictly increasing, assigned in commit order. */
+  /** Strictly increasing within the org (each org has its own sequence), assigned in commit order. */
   readonly eventId: number;
   readonly orgId: string;
   readonly sessionId: string;

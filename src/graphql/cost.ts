@@ -26,6 +26,7 @@ import { MAX_PAGE_SIZE } from '../domain/pagination';
  * | object                                        | 1 + its selection                                     |
  * | paginated (has `first`/`last`): the connections `agentSessions`, `agentSessionsForUser`, `AgentSession.turns`, `turnsUsingChunk`, `turnsUsingFile`, `AgentSession.forks`, `webhookDeliveries` | 1 + page × its selection |
  * | `edges` of a connection                       | 1 + (1 + its selection): the page is counted at the connection |
+ * | `nodes(ids:)`                                 | 1 + ids × (1 + its selection)                         |
  * | any other list of objects                     | 1 + size × (1 + its selection), size from LIST_SIZES  |
  * | any other list of scalars                     | 1 + size                                              |
  *
@@ -80,6 +81,9 @@ export const LIST_SIZES: Readonly<Record<string, number>> = {
   'WebhookDelivery.attempts': 20,
 };
 
+/** Lists exactly as long as one of their arguments (a list the resolver refuses beyond MAX_PAGE_SIZE). */
+export const ARGUMENT_SIZED_LISTS: Readonly<Record<string, string>> = { 'Query.nodes': 'ids' };
+
 /** Size assumed for a list missing from LIST_SIZES (a test keeps the table complete). */
 const UNLISTED_SIZE = MAX_PAGE_SIZE;
 /** Introspection lists (types, fields, args) are bounded by the schema itself; off in production. */
@@ -93,18 +97,24 @@ export const PAGE_ARGUMENTS = ['first', 'last'] as const;
 export function pageSizeOf(field: GraphQLField<unknown, unknown>, args: Readonly<Record<string, unknown>>): number | null {
   const pageArgs = field.args.filter((a) => (PAGE_ARGUMENTS as readonly string[]).includes(a.name));
   if (pageArgs.length === 0) return null;
-  const sizes = pageArgs.map((arg) => {
+  // A page argument neither given nor defaulted (`last` beside `first: Int = 25`) does not
+  // size the page; with no size at all, the largest page a resolver serves.
+  const sizes = pageArgs.flatMap((arg) => {
     const given = args[arg.name];
     const value = typeof given === 'number' ? given : arg.defaultValue;
-    return typeof value === 'number' && Number.isFinite(value) ? Math.min(Math.max(Math.ceil(value), 0), MAX_PAGE_SIZE) : MAX_PAGE_SIZE;
+    if (value === undefined || value === null) return [];
+    return [typeof value === 'number' && Number.isFinite(value) ? Math.min(Math.max(Math.ceil(value), 0), MAX_PAGE_SIZE) : MAX_PAGE_SIZE];
   });
-  return Math.max(...sizes);
+  return sizes.length === 0 ? MAX_PAGE_SIZE : Math.max(...sizes);
 }
 
 function fieldCost({ type, field, args, childComplexity }: ComplexityEstimatorArgs): number {
   const page = pageSizeOf(field, args);
   if (page !== null) return 1 + page * childComplexity;
   if (!isListType(getNullableType(field.type))) return 1 + childComplexity;
+  const sizedBy = ARGUMENT_SIZED_LISTS[`${type.name}.${field.name}`];
+  const given = sizedBy === undefined ? undefined : args[sizedBy];
+  if (Array.isArray(given)) return 1 + Math.min(given.length, MAX_PAGE_SIZE) * (1 + childComplexity);
   const size = type.name.startsWith('__') ? INTROSPECTION_SIZE : (LIST_SIZES[`${type.name}.${field.name}`] ?? UNLISTED_SIZE);
   return 1 + size * (isCompositeType(getNamedType(field.type)) ? 1 + childComplexity : 1);
 }

@@ -5,7 +5,9 @@ import type { SessionRecord } from '../domain/session';
 import type { ForkOrigin, SessionForkRecord } from '../domain/session-fork';
 import type { TurnRecord } from '../domain/turn';
 import type { TurnStatus } from '../domain/turn-status';
+import { findNodes } from './node-lookup';
 import type { Services } from './services';
+import type { NodeValue } from './types/node.type';
 
 export interface TurnWindowKey {
   readonly sessionId: string;
@@ -32,6 +34,7 @@ export class Loaders {
   private turnCountByStatusLoader?: DataLoader<{ sessionId: string; status: TurnStatus }, number, string>;
   private forkOriginLoader?: DataLoader<string, SessionForkRecord | null>;
   private turnOriginLoader?: DataLoader<string, ForkOrigin | null>;
+  private nodeLoader?: DataLoader<string, NodeValue | null>;
 
   constructor(
     private readonly caller: Caller,
@@ -106,6 +109,11 @@ export class Loaders {
       },
       { cacheKeyFn: (k) => `${k.sessionId}:${k.status}` },
     ));
+  }
+
+  /** Any Node by id (`node`, `nodes`): every alias and list of one operation shares one batch. */
+  get node(): DataLoader<string, NodeValue | null> {
+    return (this.nodeLoader ??= new DataLoader((ids) => findNodes(this.caller, this.services, ids)));
   }
 
   /** Where a session was forked from; null for a session that is no fork. */

@@ -1,7 +1,6 @@
 import { ApolloArmor } from '@escape.tech/graphql-armor';
-import { MaxTokensParserWLexer } from '@escape.tech/graphql-armor-max-tokens';
 import type { ApolloServerPlugin } from '@apollo/server';
-import { GraphQLError, type DocumentNode, type GraphQLFormattedError, type GraphQLSchema, type ParseOptions, type ValidationRule } from 'graphql';
+import { GraphQLError, parse, type DocumentNode, type GraphQLFormattedError, type GraphQLSchema, type ParseOptions, type ValidationRule } from 'graphql';
 import type { AbuseLimits } from '../config';
 import type { GraphQLContext } from './context';
 import { costVariables, costVerdict, type CostVerdict } from './cost';
@@ -57,7 +56,8 @@ export function createProtection(limits: AbuseLimits, production: boolean, schem
   return {
     plugins: [...(plugins as ApolloServerPlugin<GraphQLContext>[]), costAndBudgetPlugin(check)],
     validationRules,
-    parse: (source) => new MaxTokensParserWLexer(source, { n: limits.maxTokens, exposeLimits: true }).parseDocument(),
+    // graphql-js's own token limit, as Apollo applies it: the same error and location on every transport.
+    parse: (source) => parse(source, { maxTokens: limits.maxTokens }),
     parseOptions: { maxTokens: limits.maxTokens },
     checkCost: check,
     responseBudget: () => new ResponseBudget(limits.maxResponseItems),

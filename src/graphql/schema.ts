@@ -8,6 +8,7 @@ import { ContextResolver } from './resolvers/context.resolver';
 import { EventCursorResolver } from './resolvers/event-cursor.resolver';
 import { ExecuteResolver, ToolCallFieldsResolver, ToolResultFieldsResolver } from './resolvers/execute.resolver';
 import { ForkMutationResolver, SessionForkFieldsResolver, SessionForkOriginResolver, TurnForkFieldsResolver } from './resolvers/fork.resolver';
+import { NodeResolver } from './resolvers/node.resolver';
 import { ProvenanceResolver } from './resolvers/provenance.resolver';
 import {
   SessionFieldsResolver,
@@ -47,6 +48,7 @@ export const resolvers = [
   SessionForkFieldsResolver,
   TurnForkFieldsResolver,
   SessionForkOriginResolver,
+  NodeResolver,
 ] as const;
 
 let built: GraphQLSchema | null = null;

@@ -2,7 +2,7 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { getOperationAST } from 'graphql';
 import type { OperationObserver } from '../server/live-operations';
-import { pathOf, type PlainHandler } from '../server/plain-lane';
+import type { RequestHandler } from 'express';
 import type { GatewayMetrics, OperationNames } from './metrics';
 import type { Tracing } from './tracing';
 
@@ -26,11 +26,11 @@ export const routeOf = (path: string): string => ROUTES.find(([pattern]) => patt
  * request inside a server span, so the GraphQL operation (which names it) and its SQL
  * statements belong to it.
  */
-export function httpInstrumentation(metrics: GatewayMetrics, tracing: Tracing): PlainHandler {
+export function httpInstrumentation(metrics: GatewayMetrics, tracing: Tracing): RequestHandler {
   return (req, res, next) => {
     const startedAt = performance.now();
     const method = req.method !== undefined && METHODS.has(req.method) ? req.method : 'other';
-    const route = routeOf(pathOf(req.url));
+    const route = routeOf(req.path);
     const span = tracing.enabled
       ? tracing.tracer.startSpan(`${method} ${route}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'http.route': route } })
       : null;

@@ -1,406 +1,327 @@
-import { fstatSync, mkdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync, appendFileSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { assertCollectionName, describeSpace, sameSpace, spaceMismatch } from './collection';
+import { normalize } from './embedder.port';
+import { QuantizedRows, type RowLabels } from './quantized-rows';
 import { RetrievalError } from './retrieval-error';
-import {
-  decodeFile,
-  GenerationFiles,
-  isMissingFile,
-  LOG,
-  logName,
-  readMeta,
-  SNAPSHOT,
-  snapshotName,
-  writeMeta,
-  writeSnapshot,
-  type Meta,
-} from './vector-files';
-import { assertLittleEndian, CorruptIndexError, encodeRecords, type LogRecord } from './vector-log';
-import type { ChunkFilter, ChunkPlacement, ChunkPoint, EmbeddingSpace, IndexedChunk, ScoredChunk, VectorStore } from './vector-store.port';
-import { unitCopy, VectorTable } from './vector-table';
+import type { ChunkFilter, ChunkPayload, ChunkPlacement, ChunkPoint, EmbeddingSpace, IndexedChunk, ScoredChunk, VectorStore } from './vector-store.port';
 
 const LONE_SURROGATE = /\p{Surrogate}/u;
+/** Candidates taken from the int8 scan per result, and at least, before the exact float32 ranking. */
+const OVERSAMPLE = 4;
+const MIN_CANDIDATES = 32;
+/** Rows read per step while loading (the event loop runs between steps); bigger steps left the process more RSS. */
+const LOAD_PAGE = 500;
 
-interface OpenCollection {
-  readonly name: string;
-  readonly dir: string;
-  meta: Meta;
-  /** Identity of meta.json as last read; a rename by another process changes it. */
-  metaStamp: string;
-  table: VectorTable;
-  files: GenerationFiles;
-  /** Bytes of the current log already applied to the table. */
-  logOffset: number;
-  snapshotBytes: number;
-}
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS collections (
+  name TEXT PRIMARY KEY NOT NULL, embedder_id TEXT NOT NULL, dimension INTEGER NOT NULL, version INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+  collection TEXT NOT NULL, id TEXT NOT NULL, version INTEGER NOT NULL,
+  repo TEXT NOT NULL, path TEXT NOT NULL, language TEXT, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+  content_hash TEXT NOT NULL, file_hash TEXT NOT NULL, text TEXT NOT NULL, vector BLOB NOT NULL,
+  UNIQUE (collection, id)
+);
+CREATE INDEX IF NOT EXISTS chunks_by_version ON chunks (collection, version);
+-- Covers listChunks, which an ingest starts with: it reads no table row.
+CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks (collection, repo, path, id, file_hash);`;
 
-/** One search waiting in a batch (see `search`). */
-interface SearchRequest {
-  readonly vector: Float32Array;
-  readonly filter: ChunkFilter;
-  readonly limit: number;
-  resolve(hits: ScoredChunk[]): void;
-  reject(error: unknown): void;
-}
+interface CollectionRow { readonly embedder_id: string; readonly dimension: number; readonly version: number }
 
-interface SearchBatch {
-  /** The embedding space they search in (describeSpace). */
-  readonly space: string;
-  readonly requests: SearchRequest[];
-}
+/** What a load reads of a row: what filters look at, and the vector. */
+type LoadRow = RowLabels & { readonly rowid: number; readonly version: number; readonly vector: Buffer };
 
-export interface EmbeddedVectorStoreOptions {
-  /** A log is folded into a new snapshot once it outgrows the snapshot and this many bytes. */
-  readonly compactFloorBytes?: number;
+/** One collection's in-memory copy and the collection version it reflects. */
+interface Loaded {
+  readonly space: EmbeddingSpace;
+  readonly rows: QuantizedRows;
+  version: number;
+  /** A catch-up under way; every search of the collection waits for it. */
+  refreshing: Promise<void> | null;
 }
 
 /**
- * The embedded default vector store: one directory per collection under DATA_DIR, holding
- * meta.json (embedder, dimension, generation), a snapshot and an append-only log (see
- * vector-files.ts). In memory: what filtering and listing need and the vectors quantised to
- * int8 (VectorTable); texts and exact float32 vectors are read back from the files for the
- * rows a search ranks. Every operation first catches up with the files, so a gateway sees
- * what `npm run ingest` (another process) wrote without a restart; a restart rebuilds the
- * memory from the snapshot and log. Loading reads the files a piece at a time and yields
- * to the event loop between small batches, so a gateway keeps answering while a large
- * collection loads; operations on one collection run one at a time. One writer process per
- * collection, enforced by a lock file naming its pid.
+ * The embedded default vector store: chunks as rows of DATA_DIR/vector-index/vectors.sqlite
+ * (the source of truth: WAL, crash-safe, shared with `npm run ingest` in another process), and
+ * per collection an int8 copy of the vectors in memory (QuantizedRows) that usearch scans
+ * exactly. A search takes OVERSAMPLE times as many candidates as it returns from that scan and
+ * ranks them by the exact float32 cosine read back from SQLite, so scores are exact and a true
+ * neighbour is lost only if quantisation pushes it below dozens of others.
+ *
+ * Every write bumps its collection's version, and rows written carry it: a reader that sees a
+ * newer version applies only the rows written since, and drops rows deleted since (found by
+ * their count). Loading reads a page at a time and yields to the event loop between pages, so a
+ * gateway keeps answering while a large collection loads.
  */
 export class EmbeddedVectorStore implements VectorStore {
-  private readonly collections = new Map<string, OpenCollection>();
-  private readonly queues = new Map<string, Promise<void>>();
-  /** The searches waiting for a collection, while nothing else was queued after them. */
-  private readonly searches = new Map<string, SearchBatch>();
-  private readonly locks = new Set<string>();
-  private readonly compactFloorBytes: number;
+  private handle: Database.Database | null = null;
+  private readonly statements = new Map<string, Database.Statement>();
+  private readonly loaded = new Map<string, Loaded>();
 
-  constructor(
-    private readonly root: string,
-    options: EmbeddedVectorStoreOptions = {},
-  ) {
-    assertLittleEndian();
-    this.compactFloorBytes = options.compactFloorBytes ?? 8 * 1024 * 1024;
-  }
+  constructor(private readonly root: string) {}
 
-  ensureCollection(collection: string, space: EmbeddingSpace): Promise<void> {
-    return this.exclusive(collection, async () => {
-      if (await this.sync(collection, space)) return;
-      const dir = this.dirOf(collection);
-      mkdirSync(dir, { recursive: true });
-      this.lock(collection);
-      // Another process may have created it between the check and the lock.
-      if (await this.sync(collection, space)) return;
-      writeFileSync(join(dir, snapshotName(1)), '');
-      writeFileSync(join(dir, logName(1)), '');
-      writeMeta(dir, { format: 1, embedderId: space.embedderId, dimension: space.dimension, generation: 1 });
+  async ensureCollection(collection: string, space: EmbeddingSpace): Promise<void> {
+    this.guard(collection, () => {
+      const existing = this.meta(collection);
+      if (existing) return checkSpace(collection, existing, space);
+      this.sql('INSERT OR IGNORE INTO collections (name, embedder_id, dimension, version) VALUES (?, ?, ?, 0)').run(collection, space.embedderId, space.dimension);
+      checkSpace(collection, this.meta(collection)!, space);
     });
   }
 
-  upsert(collection: string, space: EmbeddingSpace, points: readonly ChunkPoint[]): Promise<void> {
-    return this.exclusive(collection, async () => {
-      for (const p of points) {
-        // Ids are compared as UTF-8 (IdIndex), where every lone surrogate reads as U+FFFD.
-        if (LONE_SURROGATE.test(p.id)) throw new RetrievalError('bad-request', 'a chunk id must be well-formed Unicode');
-        if (p.vector.length !== space.dimension) {
-          throw new RetrievalError('embedder-mismatch', `vector of dimension ${p.vector.length} for a collection of dimension ${space.dimension}`);
-        }
-      }
-      // Stored at unit length, so a search is a dot product.
-      const records: LogRecord[] = points.map((p) => ({ op: 'upsert', id: p.id, payload: p.payload, vector: unitCopy(p.vector) }));
-      await this.append(await this.writable(collection, space), records);
-    });
-  }
-
-  deleteByIds(collection: string, ids: readonly string[]): Promise<void> {
-    return this.exclusive(collection, async () => {
-      if (ids.length > 0) await this.append(await this.writable(collection), [{ op: 'delete', ids }]);
-    });
-  }
-
-  deleteFiles(collection: string, repo: string, paths: readonly string[]): Promise<void> {
-    return this.exclusive(collection, async () => {
-      const c = await this.writable(collection);
-      const doomed = new Set(paths);
-      const ids = c.table.list(repo).filter((chunk) => doomed.has(chunk.path)).map((chunk) => chunk.id);
-      if (ids.length > 0) await this.append(c, [{ op: 'delete', ids }]);
-    });
-  }
-
-  placeChunks(collection: string, fileHash: string, placements: readonly ChunkPlacement[]): Promise<void> {
-    return this.exclusive(collection, async () => {
-      if (placements.length > 0) await this.append(await this.writable(collection), [{ op: 'place', fileHash, placements }]);
-    });
-  }
-
-  listChunks(collection: string, repo: string): Promise<IndexedChunk[]> {
-    return this.exclusive(collection, async () => (await this.sync(collection))?.table.list(repo) ?? []);
-  }
-
-  /**
-   * Searches that arrive while the collection is busy wait together and share one catch-up
-   * with the files: every execute searches its org's collection, and a catch-up per search,
-   * one after another, made a burst of executes queue here for seconds.
-   */
-  search(collection: string, space: EmbeddingSpace, vector: Float32Array, filter: ChunkFilter, limit: number): Promise<ScoredChunk[]> {
-    return new Promise((resolve, reject) => {
-      const request: SearchRequest = { vector, filter, limit, resolve, reject };
-      const waiting = this.searches.get(collection);
-      if (waiting && waiting.space === describeSpace(space)) {
-        waiting.requests.push(request);
-        return;
-      }
-      const batch: SearchBatch = { space: describeSpace(space), requests: [request] };
-      this.exclusive(collection, async () => {
-        if (this.searches.get(collection) === batch) this.searches.delete(collection);
-        this.searchAll(collection, await this.sync(collection, space), batch.requests);
-      }).catch((e: unknown) => {
-        for (const r of batch.requests) r.reject(e);
-      });
-      // Set after queueing: `exclusive` closes any batch, so a search never overtakes a write queued after it.
-      this.searches.set(collection, batch);
-    });
-  }
-
-  /**
-   * A collection loaded here exists; otherwise its meta file says (read without queueing: a look,
-   * not a load). A synchronous stat of a local file takes ~1 µs; the promise one took ~30 µs of
-   * main-thread time for the thread-pool round trip, on every retrieval from an unindexed context.
-   */
-  async checkIndexed(collection: string): Promise<void> {
-    if (this.collections.has(collection)) return;
-    if (!statSync(join(this.dirOf(collection), 'meta.json'), { throwIfNoEntry: false })) throw notIndexed(collection);
-  }
-
-  /** Runs a batch of searches on the collection as caught up (null: it does not exist). */
-  private searchAll(collection: string, c: OpenCollection | null, batch: readonly SearchRequest[]): void {
-    for (const [i, r] of batch.entries()) {
-      if (!c) {
-        r.reject(notIndexed(collection));
-        continue;
-      }
-      try {
-        r.resolve(c.table.search(r.vector, r.filter, r.limit, c.files));
-      } catch (e) {
-        if (!(e instanceof CorruptIndexError)) {
-          r.reject(e);
-          continue;
-        }
-        // The files changed under the rows (a writer recovering from a torn write): read them again next time.
-        this.forget(collection);
-        for (const rest of batch.slice(i)) rest.reject(damaged(collection, e));
-        return;
+  async upsert(collection: string, space: EmbeddingSpace, points: readonly ChunkPoint[]): Promise<void> {
+    for (const p of points) {
+      // SQLite stores ids as UTF-8, where every lone surrogate reads as U+FFFD.
+      if (LONE_SURROGATE.test(p.id)) throw new RetrievalError('bad-request', 'a chunk id must be well-formed Unicode');
+      if (p.vector.length !== space.dimension) {
+        throw new RetrievalError('embedder-mismatch', `vector of dimension ${p.vector.length} for a collection of dimension ${space.dimension}`);
       }
     }
+    this.write(collection, space, (version) => {
+      const put = this.sql(
+        `INSERT INTO chunks (collection, id, version, repo, path, language, start_line, end_line, content_hash, file_hash, text, vector)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (collection, id) DO UPDATE SET version = excluded.version, repo = excluded.repo, path = excluded.path,
+           language = excluded.language, start_line = excluded.start_line, end_line = excluded.end_line,
+           content_hash = excluded.content_hash, file_hash = excluded.file_hash, text = excluded.text, vector = excluded.vector`,
+      );
+      for (const { id, payload: p, vector } of points) {
+        // Stored at unit length, so a search is a dot product.
+        const unit = normalize(Float32Array.from(vector));
+        put.run(collection, id, version, p.repo, p.path, p.language, p.startLine, p.endLine, p.contentHash, p.fileHash, p.text, Buffer.from(unit.buffer));
+      }
+    });
+  }
+
+  async deleteByIds(collection: string, ids: readonly string[]): Promise<void> {
+    this.remove(collection, 'id = ?', ids.map((id) => [id]));
+  }
+
+  async deleteFiles(collection: string, repo: string, paths: readonly string[]): Promise<void> {
+    this.remove(collection, 'repo = ? AND path = ?', paths.map((path) => [repo, path]));
+  }
+
+  /** Lines and file hashes are read from SQLite with each hit, so the in-memory copy does not change. */
+  async placeChunks(collection: string, fileHash: string, placements: readonly ChunkPlacement[]): Promise<void> {
+    if (placements.length === 0) return;
+    this.guard(collection, () => {
+      if (!this.meta(collection)) throw missing(collection);
+      const place = this.sql('UPDATE chunks SET file_hash = ?, start_line = ?, end_line = ? WHERE collection = ? AND id = ?');
+      this.db().transaction(() => {
+        for (const p of placements) place.run(fileHash, p.startLine, p.endLine, collection, p.id);
+      }).immediate();
+    });
+  }
+
+  async listChunks(collection: string, repo: string): Promise<IndexedChunk[]> {
+    return this.guard(collection, () =>
+      this.sql<[string, string], IndexedChunk>('SELECT id, path, file_hash AS fileHash FROM chunks WHERE collection = ? AND repo = ?')
+        .all(collection, repo),
+    );
+  }
+
+  async checkIndexed(collection: string): Promise<void> {
+    if (this.loaded.has(collection)) return;
+    if (!this.guard(collection, () => this.meta(collection))) throw notIndexed(collection, this.root);
+  }
+
+  async search(collection: string, space: EmbeddingSpace, vector: Float32Array, filter: ChunkFilter, limit: number): Promise<ScoredChunk[]> {
+    if (vector.length !== space.dimension) {
+      throw new RetrievalError('embedder-mismatch', `query of dimension ${vector.length} for vectors of dimension ${space.dimension}`);
+    }
+    const rows = await this.current(collection, space);
+    const k = Math.max(0, Math.floor(limit));
+    if (k === 0) return [];
+    // One read transaction: one snapshot, and one WAL lock for the few dozen rows read back.
+    return this.guard(collection, () => this.db().transaction(() => {
+      const query = normalize(Float32Array.from(vector));
+      const candidates = rows.nearest(query, filter, Math.max(k * OVERSAMPLE, MIN_CANDIDATES));
+      const vectorOf = this.sql<[number], { vector: Buffer }>('SELECT vector FROM chunks WHERE rowid = ?');
+      const exact = new Float32Array(space.dimension);
+      const scored: { rowid: number; score: number }[] = [];
+      for (const rowid of candidates) {
+        const row = vectorOf.get(rowid);
+        // Deleted by another process since this copy was refreshed.
+        if (!row) continue;
+        new Uint8Array(exact.buffer).set(row.vector);
+        scored.push({ rowid, score: dot(query, exact) });
+      }
+      scored.sort((a, b) => b.score - a.score);
+      const chunkOf = this.sql<[number], ChunkPayload & { id: string }>(
+        `SELECT id, repo, path, start_line AS startLine, end_line AS endLine, language, content_hash AS contentHash,
+           file_hash AS fileHash, text FROM chunks WHERE rowid = ?`,
+      );
+      const hits: ScoredChunk[] = [];
+      for (const { rowid, score } of scored.slice(0, k)) {
+        const row = chunkOf.get(rowid);
+        if (!row) continue;
+        const { id, ...payload } = row;
+        hits.push({ id, score, payload });
+      }
+      return hits;
+    })());
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.queues.values()]);
-    for (const collection of this.locks) rmSync(join(this.dirOf(collection), 'writer.lock'), { force: true });
-    this.locks.clear();
-    for (const collection of [...this.collections.keys()]) this.forget(collection);
+    await Promise.all([...this.loaded.values()].map((c) => c.refreshing?.catch(() => undefined)));
+    this.loaded.clear();
+    this.statements.clear();
+    this.handle?.close();
+    this.handle = null;
   }
 
-  // ------------------------------------------------------------------ files
+  /** The database, opened on first use: a damaged file then fails the operation that meets it. */
+  private db(): Database.Database {
+    if (this.handle) return this.handle;
+    mkdirSync(this.root, { recursive: true });
+    // Kept at once, so that `guard` closes a damaged file that fails below.
+    const db = (this.handle = new Database(join(this.root, 'vectors.sqlite')));
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    // The ingest CLI and the gateway write and read the same file.
+    db.pragma('busy_timeout = 5000');
+    db.exec(SCHEMA);
+    return db;
+  }
 
-  /** Runs operations on one collection one after another, so a load is never raced. */
-  private exclusive<T>(collection: string, work: () => Promise<T>): Promise<T> {
-    this.searches.delete(collection);
-    const previous = this.queues.get(collection) ?? Promise.resolve();
-    const run = previous.then(work);
-    const settled = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.queues.set(collection, settled);
-    void settled.then(() => {
-      if (this.queues.get(collection) === settled) this.queues.delete(collection);
+  /** Statements are prepared once per connection. */
+  private sql<P extends unknown[] = unknown[], R = unknown>(text: string): Database.Statement<P, R> {
+    let statement = this.statements.get(text);
+    if (!statement) this.statements.set(text, (statement = this.db().prepare(text)));
+    return statement as Database.Statement<P, R>;
+  }
+
+  private remove(collection: string, where: string, keys: readonly string[][]): void {
+    if (keys.length === 0) return;
+    this.write(collection, null, () => {
+      const remove = this.sql(`DELETE FROM chunks WHERE collection = ? AND ${where}`);
+      for (const key of keys) remove.run(collection, ...key);
     });
-    return run;
   }
 
-  private dirOf(collection: string): string {
-    return join(this.root, assertCollectionName(collection));
+  private meta(collection: string): CollectionRow | undefined {
+    return this.sql<[string], CollectionRow>('SELECT embedder_id, dimension, version FROM collections WHERE name = ?')
+      .get(collection);
   }
 
-  private forget(collection: string): void {
-    this.collections.get(collection)?.files.close();
-    this.collections.delete(collection);
+  /** One IMMEDIATE transaction (a writer waits for another) bumping the version `work` gives the rows it writes. */
+  private write(collection: string, space: EmbeddingSpace | null, work: (version: number) => void): void {
+    this.guard(collection, () => {
+      this.db().transaction(() => {
+        const meta = this.meta(collection);
+        if (!meta) throw missing(collection);
+        if (space) checkSpace(collection, meta, space);
+        this.sql('UPDATE collections SET version = ? WHERE name = ?').run(meta.version + 1, collection);
+        work(meta.version + 1);
+      }).immediate();
+    });
   }
 
-  /**
-   * Brings the in-memory copy up to date with the files (a new generation is loaded, new
-   * log frames are applied) and checks its embedder. Null when the collection does not exist.
-   */
-  private async sync(collection: string, space?: EmbeddingSpace): Promise<OpenCollection | null> {
-    const dir = this.dirOf(collection);
-    for (let attempt = 0; ; attempt++) {
+  /** The collection's in-memory copy, caught up with what any process wrote. */
+  private async current(collection: string, space: EmbeddingSpace): Promise<QuantizedRows> {
+    for (;;) {
+      const meta = this.guard(collection, () => this.meta(collection));
+      if (!meta) {
+        this.loaded.delete(collection);
+        throw notIndexed(collection, this.root);
+      }
+      checkSpace(collection, meta, space);
+      let c = this.loaded.get(collection);
+      if (!c || !sameSpace(c.space, spaceOf(meta))) {
+        c = { space: spaceOf(meta), rows: new QuantizedRows(meta.dimension), version: 0, refreshing: null };
+        this.loaded.set(collection, c);
+      }
+      if (c.version === meta.version && !c.refreshing) return c.rows;
+      const target = c;
+      target.refreshing ??= this.refresh(collection, target, meta.version).finally(() => (target.refreshing = null));
       try {
-        const c = await this.catchUp(collection, dir);
-        if (c && space && !sameSpace(c.meta, space)) throw spaceMismatch(collection, describeSpace(c.meta), space);
-        return c;
+        await c.refreshing;
       } catch (e) {
-        // A compaction elsewhere replaced the files under us: read the new generation.
-        if (isMissingFile(e) && attempt < 3) {
-          this.forget(collection);
-          continue;
-        }
-        if (e instanceof CorruptIndexError) {
-          this.forget(collection);
-          throw damaged(collection, e);
-        }
+        this.loaded.delete(collection);
         throw e;
       }
     }
   }
 
-  private async catchUp(collection: string, dir: string): Promise<OpenCollection | null> {
-    const metaPath = join(dir, 'meta.json');
-    let stamp: string;
-    try {
-      stamp = stampOf(await stat(metaPath));
-    } catch (e) {
-      if (!isMissingFile(e)) throw e;
-      this.forget(collection);
-      return null;
-    }
-    let c = this.collections.get(collection);
-    if (!c || c.metaStamp !== stamp) {
-      const meta = readMeta(metaPath);
-      if (!c || c.meta.generation !== meta.generation || !sameSpace(c.meta, meta)) {
-        this.forget(collection);
-        c = await this.load(collection, dir, meta, stamp);
-        this.collections.set(collection, c);
-      } else {
-        c.metaStamp = stamp;
+  /** Applies the rows written since the copy's version, then drops rows deleted since. */
+  private async refresh(collection: string, c: Loaded, version: number): Promise<void> {
+    const page = this.sql<[string, number, number], LoadRow>(
+      `SELECT rowid, version, repo, path, language, vector FROM chunks
+       WHERE collection = ? AND (version, rowid) > (?, ?) ORDER BY version, rowid LIMIT ${LOAD_PAGE}`,
+    );
+    const count = () => this.sql<[string], { n: number }>('SELECT count(*) AS n FROM chunks WHERE collection = ?').get(collection)!.n;
+    if (c.version === 0) c.rows.reserve(this.guard(collection, count));
+    const unit = new Float32Array(c.space.dimension);
+    let after = { version: c.version, rowid: Number.MAX_SAFE_INTEGER };
+    for (;;) {
+      const rows = this.guard(collection, () => page.all(collection, after.version, after.rowid));
+      for (const r of rows) {
+        new Uint8Array(unit.buffer).set(r.vector);
+        c.rows.set(r.rowid, r, unit);
       }
+      if (rows.length < LOAD_PAGE) break;
+      after = rows[rows.length - 1]!;
+      await new Promise((resolve) => setImmediate(resolve));
     }
-    return this.tail(c);
+    c.version = version;
+    if (c.rows.size !== this.guard(collection, count)) {
+      const live = this.guard(collection, () =>
+        this.sql<[string], { rowid: number }>('SELECT rowid FROM chunks WHERE collection = ?').all(collection),
+      );
+      c.rows.retain(new Set(live.map((r) => r.rowid)));
+    }
   }
 
-  /** Reads a generation's snapshot; the log is applied by `tail`. */
-  private async load(name: string, dir: string, meta: Meta, metaStamp: string): Promise<OpenCollection> {
-    const files = new GenerationFiles(dir, meta.generation);
+  /** Runs `work` with a checked collection name, and reports a damaged database as unavailable. */
+  private guard<T>(collection: string, work: () => T): T {
+    assertCollectionName(collection);
     try {
-      const snapshotBytes = fstatSync(files.fd(SNAPSHOT)).size;
-      const table = new VectorTable(meta.dimension);
-      // Indexes compacted before the count was recorded: every record holds its float32 vector, so at most this many.
-      table.reserve(meta.snapshotRows ?? Math.floor(snapshotBytes / (meta.dimension * 4)));
-      await decodeFile(files.fd(SNAPSHOT), 0, snapshotBytes, meta.dimension, (r, base) => table.apply(r, SNAPSHOT, base));
-      return { name, dir, meta, metaStamp, table, files, logOffset: 0, snapshotBytes };
+      return work();
     } catch (e) {
-      files.close();
+      // By code, not class: better-sqlite3's native part keeps the SqliteError class it was first loaded with.
+      const code = String((e as { code?: unknown }).code);
+      if (code.startsWith('SQLITE_BUSY')) throw new RetrievalError('busy', `another process (an ingest?) held the embedded vector index too long`, { cause: e });
+      if (/^SQLITE_(CORRUPT|NOTADB)/.test(code)) {
+        this.statements.clear();
+        this.handle?.close();
+        this.handle = null;
+        this.loaded.clear();
+        throw new RetrievalError('unavailable', `the embedded vector index is damaged; re-run the ingest of "${collection}"`, { cause: e });
+      }
       throw e;
     }
-  }
-
-  /** Applies log frames written since the last look; returns the collection as now current. */
-  private async tail(c: OpenCollection): Promise<OpenCollection> {
-    const size = fstatSync(c.files.fd(LOG)).size;
-    if (size < c.logOffset) {
-      // Only a writer recovering from a torn write shortens a log: read it all again.
-      this.forget(c.name);
-      const fresh = await this.load(c.name, c.dir, c.meta, c.metaStamp);
-      this.collections.set(c.name, fresh);
-      return this.tail(fresh);
-    }
-    if (size > c.logOffset) {
-      c.logOffset = await decodeFile(c.files.fd(LOG), c.logOffset, size, c.meta.dimension, (r, base) => c.table.apply(r, LOG, base));
-    }
-    return c;
-  }
-
-  /** The collection, caught up and locked for this process's writes. */
-  private async writable(collection: string, space?: EmbeddingSpace): Promise<OpenCollection> {
-    const missing = () => new RetrievalError('collection-missing', `vector collection "${collection}" does not exist`);
-    if (!(await this.sync(collection, space))) throw missing();
-    if (!this.locks.has(collection)) {
-      this.lock(collection);
-      const locked = await this.sync(collection, space);
-      if (!locked) throw missing();
-      // A writer that died mid-append may have left half a frame; cut it before appending.
-      const log = join(locked.dir, logName(locked.meta.generation));
-      if (statSync(log).size > locked.logOffset) truncateSync(log, locked.logOffset);
-    }
-    const c = this.collections.get(collection);
-    if (!c) throw missing();
-    return c;
-  }
-
-  private async append(c: OpenCollection, records: readonly LogRecord[]): Promise<void> {
-    try {
-      appendFileSync(join(c.dir, logName(c.meta.generation)), encodeRecords(records, c.meta.dimension));
-    } catch (e) {
-      // Slots were planned against this copy; start from the files again.
-      this.forget(c.name);
-      throw e;
-    }
-    const current = await this.tail(c);
-    if (current.logOffset > Math.max(current.snapshotBytes, this.compactFloorBytes)) this.compact(current);
-  }
-
-  /** Writes the live rows as the next generation's snapshot and starts an empty log. */
-  private compact(c: OpenCollection): void {
-    const generation = c.meta.generation + 1;
-    const locations = writeSnapshot(c.dir, generation, c.table, c.files);
-    writeFileSync(join(c.dir, logName(generation)), '');
-    const previous = c.meta.generation;
-    c.meta = { ...c.meta, generation, snapshotRows: c.table.size };
-    writeMeta(c.dir, c.meta);
-    c.metaStamp = stampOf(statSync(join(c.dir, 'meta.json')));
-    const files = new GenerationFiles(c.dir, generation);
-    for (const [slot, location] of locations) c.table.relocate(slot, location);
-    c.files.close();
-    c.files = files;
-    c.logOffset = 0;
-    c.snapshotBytes = fstatSync(files.fd(SNAPSHOT)).size;
-    rmSync(join(c.dir, snapshotName(previous)), { force: true });
-    rmSync(join(c.dir, logName(previous)), { force: true });
-  }
-
-  private lock(collection: string): void {
-    if (this.locks.has(collection)) return;
-    const path = join(this.dirOf(collection), 'writer.lock');
-    try {
-      writeFileSync(path, String(process.pid), { flag: 'wx' });
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      const holder = Number(readFileSync(path, 'utf8').trim());
-      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
-        throw new RetrievalError('busy', `vector collection "${collection}" is being written by another process (pid ${holder})`);
-      }
-      // The holder is gone (or is us): the lock is stale.
-      writeFileSync(path, String(process.pid));
-    }
-    this.locks.add(collection);
   }
 }
 
+const spaceOf = (stored: CollectionRow): EmbeddingSpace => ({ embedderId: stored.embedder_id, dimension: stored.dimension });
+
+function checkSpace(collection: string, stored: CollectionRow, space: EmbeddingSpace): void {
+  const built = spaceOf(stored);
+  if (!sameSpace(built, space)) throw spaceMismatch(collection, describeSpace(built), space);
+}
+
+const missing = (collection: string) => new RetrievalError('collection-missing', `vector collection "${collection}" does not exist`);
+
 /**
  * An expected state, not a fault: every execute of an agent context whose collection was
- * never ingested gets here. Built without a stack trace (nobody logs it; capturing one was
- * the most expensive part of such a retrieval).
+ * never ingested gets here. Built without a stack trace (nobody logs it). An index of an
+ * earlier version (a directory of files per collection) is not read: it is named, to be re-ingested.
  */
-function notIndexed(collection: string): RetrievalError {
+function notIndexed(collection: string, root: string): RetrievalError {
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
   try {
-    return new RetrievalError('collection-missing', `vector collection "${collection}" has not been indexed yet`);
+    const older = existsSync(join(root, collection, 'meta.json')) ? ' (an index built by an earlier version was found; re-run the ingest)' : '';
+    return new RetrievalError('collection-missing', `vector collection "${collection}" has not been indexed yet${older}`);
   } finally {
     Error.stackTraceLimit = limit;
   }
 }
 
-const damaged = (collection: string, cause: unknown) =>
-  new RetrievalError('unavailable', `the embedded index of "${collection}" is damaged; re-run the ingest`, { cause });
-
-const stampOf = (st: { ino: number; size: number; mtimeMs: number }) => `${st.ino}:${st.size}:${st.mtimeMs}`;
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
+function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let j = 0; j < a.length; j++) s += a[j]! * b[j]!;
+  return s;
 }

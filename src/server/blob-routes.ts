@@ -3,16 +3,14 @@ import express, { type Request, type Response, type Router } from 'express';
 import type { BlobStore } from '../blobs/blob-store.port';
 import { assertBlobPathIds, resolveBlobPath } from '../domain/blob-keys';
 import { notFound } from '../domain/errors';
-import type { Logger } from '../logger';
 import type { SessionReader } from '../sessions/session-store.port';
+import type { TokenVerifier } from '../auth/token-verifier.port';
 import { authenticate } from './auth';
-import { restErrorHandler } from './http-errors';
 
 export interface BlobRouteDeps {
   readonly blobs: BlobStore;
   readonly sessions: Pick<SessionReader, 'getSession'>;
-  readonly jwtSecret: string;
-  readonly logger: Logger;
+  readonly tokens: TokenVerifier;
 }
 
 /**
@@ -24,7 +22,7 @@ export function blobRouter(deps: BlobRouteDeps): Router {
   const router = express.Router();
   // A pattern without parameters: express would decode a parameter itself and fail (500) on what is not UTF-8.
   router.get(/^\/blobs\//i, async (req: Request, res: Response) => {
-    const { caller } = authenticate(req.headers.authorization, deps.jwtSecret);
+    const { caller } = await authenticate(req.headers.authorization, deps.tokens);
     const path = req.path.slice('/blobs'.length);
     assertBlobPathIds(path);
     const target = resolveBlobPath(caller.orgId, path);
@@ -38,6 +36,5 @@ export function blobRouter(deps: BlobRouteDeps): Router {
     res.setHeader('x-content-type-options', 'nosniff');
     await pipeline(blob.body, res);
   });
-  router.use('/blobs', restErrorHandler(deps.logger, 'GET /blobs'));
   return router;
 }

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import express, { type Request, type Response, type Router } from 'express';
+import type { DashboardSignInConfig } from '../auth/auth-config';
 import { DomainError } from '../domain/errors';
 import type { Logger } from '../logger';
-import { restErrorHandler } from './http-errors';
 
 /** Every file the dashboard consists of (`npm run build` writes them to dist/web). Nothing else is served. */
 const FILES: Readonly<Record<string, string>> = {
@@ -16,22 +16,34 @@ const FILES: Readonly<Record<string, string>> = {
 
 /**
  * What the page may do: its own script, styles and icon, and talk to this gateway (GraphQL
- * over fetch, subscriptions over a same-origin WebSocket, which 'self' covers). No inline
- * code, no other origin, no framing.
+ * over fetch, subscriptions over a same-origin WebSocket, which 'self' covers) and, when it
+ * signs in through an identity provider, to that provider (discovery and token requests).
+ * No inline code, no other origin, no framing.
  */
-export const DASHBOARD_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export function dashboardCsp(providerOrigins: readonly string[] = []): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self'",
+    ["connect-src 'self'", ...providerOrigins].join(' '),
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+export const DASHBOARD_CSP = dashboardCsp();
+
+/** How the dashboard signs in, as it reads it from `/dashboard/sign-in.json`. */
+export interface DashboardSignIn {
+  /** Pasting a token is offered (not with a provider in production). */
+  readonly paste: boolean;
+  /** Authorization code + PKCE with this provider (DASHBOARD_OIDC_CLIENT_ID), or null. */
+  readonly provider: DashboardSignInConfig | null;
+}
 
 const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy': DASHBOARD_CSP,
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',
@@ -51,7 +63,13 @@ interface StaticFile {
  * They carry no data and need no token (the page signs in from the browser). Revalidated on
  * every load (`no-cache` + ETag), so a new build shows up without stale mixes of files.
  */
-export function dashboardRouter(deps: { readonly dir: string; readonly logger: Logger }): Router {
+export function dashboardRouter(deps: { readonly dir: string; readonly logger: Logger; readonly signIn?: DashboardSignIn }): Router {
+  const signIn: DashboardSignIn = deps.signIn ?? { paste: true, provider: null };
+  const csp = dashboardCsp(signIn.provider ? [new URL(signIn.provider.issuer).origin] : []);
+  const secure = (res: Response) => {
+    res.setHeader('content-security-policy', csp);
+    for (const [header, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(header, value);
+  };
   const files = new Map<string, StaticFile>();
   for (const [name, contentType] of Object.entries(FILES)) {
     try {
@@ -66,7 +84,7 @@ export function dashboardRouter(deps: { readonly dir: string; readonly logger: L
   }
 
   const serve = (name: string) => (req: Request, res: Response) => {
-    for (const [header, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(header, value);
+    secure(res);
     const file = files.get(name);
     if (!file) throw new DomainError('NOT_FOUND', 'Not found. Is the dashboard built? Run `npm run build`.');
     res.setHeader('cache-control', 'no-cache');
@@ -80,10 +98,14 @@ export function dashboardRouter(deps: { readonly dir: string; readonly logger: L
 
   const router = express.Router({ strict: true });
   router.get(['/dashboard', '/dashboard/'], serve('index.html'));
+  router.get('/dashboard/sign-in.json', (_req: Request, res: Response) => {
+    secure(res);
+    res.setHeader('cache-control', 'no-store');
+    res.status(200).json(signIn);
+  });
   router.get('/dashboard/:file', (req: Request, res: Response) => {
     const name = String(req.params.file);
     serve(Object.hasOwn(FILES, name) ? name : '')(req, res);
   });
-  router.use('/dashboard', restErrorHandler(deps.logger, 'GET /dashboard'));
   return router;
 }

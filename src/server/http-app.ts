@@ -1,8 +1,9 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { ApolloServer, HeaderMap, type ApolloServerPlugin, type ContextFunction } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
-import express, { type Router } from 'express';
+import { expressMiddleware } from '@as-integrations/express5';
+import express, { type RequestHandler, type Router } from 'express';
 import type { Config } from '../config';
 import { isDomainError } from '../domain/errors';
 import type { Protection } from '../graphql/protection';
@@ -12,16 +13,17 @@ import { Loaders } from '../graphql/loaders';
 import { gatewaySchema } from '../graphql/schema';
 import type { Services } from '../graphql/services';
 import type { Logger } from '../logger';
+import type { TokenVerifier } from '../auth/token-verifier.port';
 import { authenticate } from './auth';
-import { jsonBody } from './json-body';
-import { assignRequestId, graphqlRequestFailed, HTTP_STATUS_OF, requestIdOf } from './http-errors';
-import { expressFailure, pathOf, plainLane, type PlainHandler, type PlainRequest, type PlainResponse, type PlainRoute } from './plain-lane';
+import { assignRequestId, HTTP_STATUS_OF, presentHttpError, requestIdOf } from './http-errors';
 
 /** A named check /readyz runs; it throws when its dependency is not usable. */
 export type ReadinessCheck = () => Promise<void>;
 
 export interface HttpAppDeps {
   readonly config: Config;
+  /** Checks bearer tokens (the composition root picks shared secret and/or identity provider). */
+  readonly tokens: TokenVerifier;
   readonly logger: Logger;
   readonly services: Services;
   readonly protection: Protection;
@@ -33,12 +35,10 @@ export interface HttpAppDeps {
    */
   readonly degradable?: Readonly<Record<string, ReadinessCheck>>;
   readonly httpServer: Server;
-  /** Further HTTP routes (metrics, event streams, blobs, the dashboard), mounted before /graphql. */
+  /** Further HTTP routes (REST execute, metrics, event streams, blobs, the dashboard), mounted before /graphql. */
   readonly routers?: readonly Router[];
-  /** Further POST routes served like POST /graphql, outside express (REST execute). */
-  readonly plainRoutes?: readonly PlainRoute[];
   /** Runs first on every request (metrics, traces). */
-  readonly middleware?: readonly PlainHandler[];
+  readonly middleware?: readonly RequestHandler[];
   /** Further Apollo plugins (operation metrics). */
   readonly plugins?: readonly ApolloServerPlugin<GraphQLContext>[];
 }
@@ -50,9 +50,10 @@ export interface HttpApp {
 }
 
 /**
- * GraphQL over HTTP at /graphql, health at /healthz and /readyz, the routes of `deps`: POST
- * /graphql (nearly every request) and the plain routes through plain lanes, everything else
- * through express.
+ * The one HTTP pipeline: every request goes through express, in this order: request id and
+ * `deps.middleware`, the one JSON body parser, GraphQL over HTTP at /graphql through Apollo's
+ * express integration, health at /healthz and /readyz, the routes of `deps`, and the one
+ * error presenter (http-errors.ts).
  */
 export async function createHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   const { config, logger, services, protection } = deps;
@@ -81,29 +82,26 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
 
   const app = express();
   app.disable('x-powered-by');
+  // A GraphQL or REST answer is not revalidated: hashing each one for an ETag is wasted work.
+  app.set('etag', false);
   app.set('trust proxy', false);
-  const first = [assignRequestId, ...(deps.middleware ?? [])];
-  for (const handler of first) app.use(handler);
+  app.use(assignRequestId, ...(deps.middleware ?? []));
+  app.use(express.json({ limit: config.limits.bodyLimitBytes }));
 
-  const graphql: PlainHandler[] = [
-    jsonBody(config.limits.bodyLimitBytes),
-    graphqlOverHttp(apollo, async ({ req, res }) => {
-      const requestId = requestIdOf(res);
-      try {
-        const { caller } = authenticate(req.headers.authorization, config.jwtSecret);
-        return { caller, services, loaders: new Loaders(caller, services), requestId, budget: protection.responseBudget() };
-      } catch (e) {
-        throw isDomainError(e) ? toGraphQLError(e, { http: { status: HTTP_STATUS_OF[e.code] } }) : e;
-      }
+  // GraphQL over HTTP first: nearly every request is one. `all` matches /graphql (and /graphql/) only, not /graphql/stream.
+  app.all(
+    '/graphql',
+    expressMiddleware(apollo, {
+      context: async ({ req, res }) => {
+        try {
+          const { caller } = await authenticate(req.headers.authorization, deps.tokens);
+          return { caller, services, loaders: new Loaders(caller, services), requestId: requestIdOf(res), budget: protection.responseBudget() };
+        } catch (e) {
+          throw isDomainError(e) ? toGraphQLError(e, { http: { status: HTTP_STATUS_OF[e.code] } }) : e;
+        }
+      },
     }),
-  ];
-  // What express still routes to a plain route (/graphql/, /GraphQL, GET /graphql): the same handlers and answers.
-  const expressRoute = (route: PlainRoute) => [...route.handlers, expressFailure(route.failed)];
-  const graphqlRoute: PlainRoute = { path: '/graphql', handlers: graphql, failed: graphqlRequestFailed(logger) };
-  const plainRoutes = [graphqlRoute, ...(deps.plainRoutes ?? [])];
-  const graphqlInExpress = expressRoute(graphqlRoute);
-  app.post(graphqlRoute.path, ...graphqlInExpress);
-  for (const route of deps.plainRoutes ?? []) app.post(route.path, ...expressRoute(route));
+  );
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', uptimeSeconds: Math.round(process.uptime()) });
@@ -129,49 +127,9 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   });
 
   for (const router of deps.routers ?? []) app.use(router);
-  app.use('/graphql', ...graphqlInExpress);
+  app.use(presentHttpError(logger));
 
-  const lanes = new Map(plainRoutes.map((route) => [route.path, plainLane([...first, ...route.handlers], route.failed)]));
-  return {
-    handle: (req, res) => {
-      const lane = req.method === 'POST' ? lanes.get(pathOf(req.url)) : undefined;
-      if (lane) lane(req, res);
-      else app(req, res);
-    },
-    apollo,
-  };
-}
-
-/**
- * Apollo behind express, as @as-integrations/express5 does it, except for the answer: one
- * `end` with the text. Its `res.send` hashed every answer for an ETag (a GraphQL answer is
- * not revalidated) and turned the text into a Buffer, so node:http wrote headers and body
- * as two chunks instead of one; it also read the query string with the legacy url.parse.
- */
-function graphqlOverHttp(
-  apollo: ApolloServer<GraphQLContext>,
-  context: ContextFunction<[{ req: PlainRequest; res: PlainResponse }], GraphQLContext>,
-): PlainHandler {
-  return async (req, res) => {
-    const headers = new HeaderMap();
-    for (const [key, value] of Object.entries(req.headers)) {
-      if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
-    }
-    const url = req.url ?? '';
-    const query = url.indexOf('?');
-    const answer = await apollo.executeHTTPGraphQLRequest({
-      httpGraphQLRequest: { method: (req.method ?? '').toUpperCase(), headers, search: query === -1 ? '' : url.slice(query), body: req.body },
-      context: () => context({ req, res }),
-    });
-    for (const [key, value] of answer.headers) res.setHeader(key, value);
-    res.statusCode = answer.status ?? 200;
-    if (answer.body.kind === 'complete') {
-      res.end(answer.body.string);
-      return;
-    }
-    for await (const chunk of answer.body.asyncIterator) res.write(chunk);
-    res.end();
-  };
+  return { handle: app, apollo };
 }
 
 /** Unexpected errors are masked for the client (formatError) and logged here with the request id. */

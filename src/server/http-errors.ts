@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { ErrorRequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { INTERNAL_MESSAGE, isDomainError, type ErrorCode } from '../domain/errors';
 import type { Logger } from '../logger';
-import { expressFailure, type PlainHandler, type PlainRequest, type PlainResponse, type RequestFailed } from './plain-lane';
 
 /**
  * The HTTP status of every error code: what REST answers with, and GraphQL over HTTP for a
@@ -35,7 +34,7 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
  * Gives every HTTP request an id (the caller's `x-request-id` when it is a plain token, else
  * a new one), answered in `x-request-id` and logged with any error the request meets.
  */
-export const assignRequestId: PlainHandler = (req, res, next) => {
+export const assignRequestId: RequestHandler = (req, res, next) => {
   const given = req.headers['x-request-id'];
   const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
   res.locals.requestId = requestId;
@@ -43,7 +42,7 @@ export const assignRequestId: PlainHandler = (req, res, next) => {
   next();
 };
 
-export const requestIdOf = (res: Pick<PlainResponse, 'locals'>): string => String(res.locals.requestId);
+export const requestIdOf = (res: Pick<Response, 'locals'>): string => String(res.locals.requestId);
 
 /** Error details REST clients receive beside errorCode (RATE_LIMITED's also becomes Retry-After). */
 const REST_DETAILS = new Set(['sessionId', 'turnId', 'field', 'retryAfterSeconds']);
@@ -57,7 +56,7 @@ interface RestError {
 
 /** The REST presenter: `{ errorCode, errorMessage }` and the status of the code; anything unexpected is masked. */
 function presentRestError(error: unknown): RestError {
-  // Express rejects a body it cannot read with these `type`s (body-parser; jsonBody keeps them).
+  // Express rejects a body it cannot read with these `type`s (body-parser, the pipeline's one body parser).
   const parserType = (error as { type?: unknown } | null)?.type;
   if (parserType === 'entity.parse.failed') return shown(400, 'BAD_USER_INPUT', 'the request body is not valid JSON');
   if (parserType === 'entity.too.large') return shown(413, 'BAD_USER_INPUT', 'the request body is too large');
@@ -74,39 +73,38 @@ const shown = (status: number, code: ErrorCode, message: string): RestError => (
   expected: true,
 });
 
-/** Answers `error` with the presenter's status, in the body `shape` gives; an unexpected one is logged with the request id. */
-function answerFailure(logger: Logger, where: string, shape: (presented: RestError) => unknown): RequestFailed {
-  return (error, req, res) => {
+/** Paths whose errors are GraphQL's `{ errors }` (GraphQL over HTTP, the event streams); every other route answers REST's. */
+const GRAPHQL_PATH = /^\/graphql(\/|$)/i;
+
+/**
+ * The one error presenter of the HTTP pipeline (the last express middleware): whatever a route
+ * or the body parser threw is answered with the REST presenter's status, as REST's
+ * `{ errorCode, errorMessage }` or, under /graphql, as GraphQL's `{ errors }` with the code in
+ * `extensions` (like Apollo's own answers). Unexpected errors are masked and logged with the
+ * request id; an answer that had already begun is cut off.
+ */
+export function presentHttpError(logger: Logger): ErrorRequestHandler {
+  return (error, req, res, _next) => {
+    const where = `${req.method} ${req.path}`;
     if (res.headersSent) {
-      logger.error({ err: error, requestId: requestIdOf(res) }, `${where} failed after its answer began`);
+      logger.error({ err: error, requestId: requestIdOf(res), where }, 'a request failed after its answer began');
       res.destroy();
       return;
     }
     const presented = presentRestError(error);
-    if (!presented.expected) logger.error({ err: error, requestId: requestIdOf(res) }, `unexpected error in ${where}`);
+    if (!presented.expected) logger.error({ err: error, requestId: requestIdOf(res), where }, 'unexpected error while answering a request');
     if (typeof presented.body.retryAfterSeconds === 'number') res.setHeader('Retry-After', String(presented.body.retryAfterSeconds));
-    sendJson(req, res, presented.status, shape(presented));
+    const body = GRAPHQL_PATH.test(req.path)
+      ? { errors: [{ message: presented.body.errorMessage, extensions: { code: presented.body.errorCode } }] }
+      : presented.body;
+    sendJson(req, res, presented.status, body);
   };
 }
 
-/** A REST route's failure: `{ errorCode, errorMessage }` and the status of the code. */
-export const restRequestFailed = (logger: Logger, where: string): RequestFailed => answerFailure(logger, where, (p) => p.body);
-
-/** The error middleware of the REST routes express serves. */
-export const restErrorHandler = (logger: Logger, where: string): ErrorRequestHandler => expressFailure(restRequestFailed(logger, where));
-
-/** A JSON answer without express; what is left of a refused request body is read and dropped, so the connection stays usable. */
-export function sendJson(req: PlainRequest, res: PlainResponse, status: number, body: unknown): void {
+/** A JSON answer; what is left of a refused request body is read and dropped, so the connection stays usable. */
+export function sendJson(req: Request, res: Response, status: number, body: unknown): void {
   req.resume();
   res.statusCode = status;
   res.setHeader('content-type', 'application/json; charset=utf-8');
   res.end(JSON.stringify(body));
 }
-
-/**
- * What POST /graphql answers when the request never reaches Apollo (a body it cannot read, or a
- * fault before it): the REST presenter's status, code and message as GraphQL's `{ errors }`
- * with the code in `extensions`, like Apollo's own answers.
- */
-export const graphqlRequestFailed = (logger: Logger): RequestFailed =>
-  answerFailure(logger, 'POST /graphql', (p) => ({ errors: [{ message: p.body.errorMessage, extensions: { code: p.body.errorCode } }] }));

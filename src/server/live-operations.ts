@@ -24,6 +24,7 @@ import { Loaders } from '../graphql/loaders';
 import type { Protection } from '../graphql/protection';
 import type { Services } from '../graphql/services';
 import type { Logger } from '../logger';
+import type { TokenVerifier } from '../auth/token-verifier.port';
 import { authenticate } from './auth';
 import { DocumentCache, MAX_TOKEN_BYTES } from './ws-limits';
 
@@ -47,7 +48,9 @@ export interface OperationRequest {
 /** A bearer token accepted, or why not. */
 export type Admission =
   | { readonly kind: 'accepted'; readonly caller: Caller; readonly expiresAt: number }
-  | { readonly kind: 'token-too-large' | 'forbidden'; readonly reason: string };
+  | { readonly kind: 'token-too-large' | 'forbidden'; readonly reason: string }
+  /** The identity provider's keys cannot be fetched right now: not the token's fault, try again. */
+  | { readonly kind: 'unavailable'; readonly reason: string };
 
 /** One operation as it was answered (a subscription: once subscribed or refused), for metrics and traces. */
 export interface OperationRecord {
@@ -63,10 +66,28 @@ export interface OperationRecord {
 
 export type OperationObserver = (record: OperationRecord) => void;
 
+/** An operation checked and ready to run, with what observes its outcome. */
+export interface Ready {
+  readonly kind: 'ready';
+  readonly operation: OperationTypeNode;
+  readonly args: ExecutionArgs;
+  readonly context: GraphQLContext;
+  /** Records the operation's outcome ("ok" or the first error's code) once it is answered. */
+  readonly done: (outcome: string) => void;
+}
+
+/** What `prepare` decided: refused with these errors (not yet formatted), or ready. */
+export type Prepared = { readonly kind: 'refused'; readonly errors: readonly GraphQLError[] } | Ready;
+
+/** What `start` began: a live subscription, or the one formatted result to send. */
+export type Started = { readonly live: LiveSubscription } | { readonly result: FormattedExecutionResult };
+
 export type LiveTransport = 'ws' | 'sse';
 
 export interface LiveOperationsDeps {
   readonly config: Config;
+  /** Checks bearer tokens, as the HTTP transport does. */
+  readonly tokens: TokenVerifier;
   readonly logger: Logger;
   readonly services: Services;
   readonly protection: Protection;
@@ -103,34 +124,35 @@ export class LiveOperations {
   }
 
   /** An `Authorization`-style value ("Bearer <jwt>") checked as the HTTP transport checks it. */
-  admit(authorization: unknown): Admission {
+  async admit(authorization: unknown): Promise<Admission> {
     if (typeof authorization === 'string' && Buffer.byteLength(authorization) > MAX_TOKEN_BYTES) {
       return { kind: 'token-too-large', reason: `Token larger than ${MAX_TOKEN_BYTES} bytes` };
     }
     try {
-      const { caller, expiresAt } = authenticate(typeof authorization === 'string' ? authorization : null, this.deps.config.jwtSecret);
+      const { caller, expiresAt } = await authenticate(typeof authorization === 'string' ? authorization : null, this.deps.tokens);
       return { kind: 'accepted', caller, expiresAt: expiresAt.getTime() };
     } catch (e) {
+      if (isDomainError(e) && e.code === 'SERVICE_UNAVAILABLE') return { kind: 'unavailable', reason: 'Identity provider unavailable: try again' };
       if (isDomainError(e)) return { kind: 'forbidden', reason: 'Forbidden' };
       throw e;
     }
   }
 
   /**
-   * Runs one operation for `caller`; `running` counts the operations its connection runs now,
-   * this one included; `readOnly` refuses mutations (a GET).
+   * Checks one operation for `caller` and readies it to run: `running` counts the operations
+   * its connection runs now, this one included; `readOnly` refuses mutations (a GET). A
+   * refusal is observed here; a ready operation is observed by `start`.
    */
-  async run(sink: OperationSink, request: OperationRequest, caller: Caller, running: number, transport: LiveTransport, readOnly = false): Promise<void> {
-    const { config, protection, schema, executor, services } = this.deps;
+  prepare(request: OperationRequest, caller: Caller, running: number, transport: LiveTransport, readOnly = false): Prepared {
+    const { config, protection, schema, services } = this.deps;
     const limit = config.live.wsMaxSubscriptionsPerConnection;
     const operationName = request.operationName ?? null;
     const startedAt = performance.now();
-    let kind: OperationTypeNode | null = null;
-    let named = operationName;
-    const done = (outcome: string) => this.deps.observe?.({ kind, operationName: named, transport, outcome, startedAt, endedAt: performance.now() });
-    const refuse = (errors: readonly GraphQLError[]) => {
-      done(String(errors[0]?.extensions.code ?? 'INTERNAL_SERVER_ERROR'));
-      sink.error(errors.map((error) => protection.formatError(error.toJSON(), error)));
+    const observe = (kind: OperationTypeNode | null, named: string | null) => (outcome: string) =>
+      this.deps.observe?.({ kind, operationName: named, transport, outcome, startedAt, endedAt: performance.now() });
+    const refuse = (errors: GraphQLError[], kind: OperationTypeNode | null = null, named = operationName): Prepared => {
+      observe(kind, named)(String(errors[0]?.extensions.code ?? 'INTERNAL_SERVER_ERROR'));
+      return { kind: 'refused', errors };
     };
     if (running > limit) {
       return refuse([
@@ -150,11 +172,11 @@ export class LiveOperations {
     const tooCostly = protection.checkCost(document, operationName, variables);
     if (tooCostly) return refuse([tooCostly]);
     const ast = getOperationAST(document, operationName);
-    kind = ast?.operation ?? null;
-    named = ast?.name?.value ?? operationName;
+    const kind = ast?.operation ?? null;
+    const named = ast?.name?.value ?? operationName;
     if (!kind) return refuse([new GraphQLError('Unable to identify operation', { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })]);
     // GraphQL over HTTP: a GET must not change anything.
-    if (readOnly && kind === 'mutation') return refuse([new GraphQLError('Mutations cannot be sent over GET', { extensions: { code: 'BAD_REQUEST' } })]);
+    if (readOnly && kind === 'mutation') return refuse([new GraphQLError('Mutations cannot be sent over GET', { extensions: { code: 'BAD_REQUEST' } })], kind, named);
     const context: GraphQLContext = {
       caller,
       services,
@@ -164,30 +186,56 @@ export class LiveOperations {
       budget: protection.responseBudget(),
     };
     const args: ExecutionArgs = { schema, document, operationName, variableValues: variables, contextValue: context };
+    return { kind: 'ready', operation: kind, args, context, done: observe(kind, named) };
+  }
+
+  /**
+   * Runs a ready operation: a subscription through the SubscriptionExecutor (its results go
+   * to `sink`), a query or mutation once. A result to send once comes back formatted.
+   */
+  async start(ready: Ready, sink: SubscriberSink): Promise<Started> {
     let result: FormattedExecutionResult;
-    if (kind === 'subscription') {
-      const subscribed = await executor.subscribe(args, sink);
+    if (ready.operation === 'subscription') {
+      const subscribed = await this.deps.executor.subscribe(ready.args, sink);
       if ('live' in subscribed) {
-        done('ok');
-        return sink.attach(subscribed.live);
+        ready.done('ok');
+        return subscribed;
       }
-      result = formatResult(subscribed.result, context, this.format);
+      result = formatResult(subscribed.result, ready.context, this.format);
     } else {
-      result = formatResult(await execute(args), context, this.format);
+      result = formatResult(await execute(ready.args), ready.context, this.format);
     }
-    done(outcomeOf(result));
-    sink.result(result);
+    ready.done(outcomeOf(result));
+    return { result };
+  }
+
+  /** Refusal errors as clients see them (coded, masked, without suggestions in production). */
+  formatErrors(errors: readonly GraphQLError[]): GraphQLFormattedError[] {
+    return errors.map((error) => this.deps.protection.formatError(error.toJSON(), error));
+  }
+
+  /** Runs one operation to its end through `sink` (see `prepare` and `start`). */
+  async run(sink: OperationSink, request: OperationRequest, caller: Caller, running: number, transport: LiveTransport, readOnly = false): Promise<void> {
+    const prepared = this.prepare(request, caller, running, transport, readOnly);
+    if (prepared.kind === 'refused') return sink.error(this.formatErrors(prepared.errors));
+    const started = await this.start(prepared, sink);
+    if ('live' in started) return sink.attach(started.live);
+    sink.result(started.result);
     sink.complete();
   }
 
-  private parseAndValidate(query: string): DocumentNode | GraphQLError[] {
-    let document: DocumentNode;
+  private parseOnly(query: string): DocumentNode | GraphQLError {
     try {
-      document = this.deps.protection.parse(query);
+      return this.deps.protection.parse(query);
     } catch (e) {
       if (!(e instanceof GraphQLError)) throw e;
-      return [new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, extensions: { code: 'GRAPHQL_PARSE_FAILED' } })];
+      return new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, extensions: { code: 'GRAPHQL_PARSE_FAILED' } });
     }
+  }
+
+  private parseAndValidate(query: string): DocumentNode | GraphQLError[] {
+    const document = this.parseOnly(query);
+    if (document instanceof GraphQLError) return [document];
     const errors = validate(this.deps.schema, document, this.rules);
     // Coded as Apollo codes them over HTTP, whatever code a rule chose; the cause kept, as Apollo keeps it (an id the ID scalar refused is BAD_USER_INPUT).
     if (errors.length > 0) {

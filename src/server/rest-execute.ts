@@ -1,7 +1,7 @@
+import express, { type Router } from 'express';
 import { badInput } from '../domain/errors';
 import type { ExecuteResponse } from '../domain/execute-response';
 import { parseExecutionMs } from '../domain/tool-results';
-import type { Logger } from '../logger';
 import {
   CLIENT_KINDS,
   type ActiveFileFields,
@@ -10,39 +10,32 @@ import {
   type RequestHandler,
   type ToolResultFields,
 } from '../orchestrator/request-handler';
+import type { TokenVerifier } from '../auth/token-verifier.port';
 import { authenticate } from './auth';
-import { requestIdOf, restRequestFailed, sendJson } from './http-errors';
-import { jsonBody } from './json-body';
-import type { PlainRoute } from './plain-lane';
+import { requestIdOf, sendJson } from './http-errors';
 
 export interface RestExecuteDeps {
   readonly handler: RequestHandler;
-  readonly jwtSecret: string;
-  readonly bodyLimitBytes: number;
-  readonly logger: Logger;
+  readonly tokens: TokenVerifier;
 }
 
 /**
  * DD-004 `POST /api/ai/agent/execute` for thin clients: the same bearer auth and request
- * handler as GraphQL; the body is AgentExecuteInput as JSON; the answer is the AGN-033
- * object as JSON (`kind: "final" | "client_tool_continuation"`, forbidden buckets absent);
- * errors are `{ errorCode, errorMessage }` with the HTTP status of the code (http-errors.ts).
+ * handler as GraphQL; the body is AgentExecuteInput as JSON (read by the pipeline's one body
+ * parser); the answer is the AGN-033 object as JSON (`kind: "final" | "client_tool_continuation"`,
+ * forbidden buckets absent); errors are `{ errorCode, errorMessage }` with the HTTP status of
+ * the code (the pipeline's error presenter, http-errors.ts).
  */
-export function restExecuteRoute(deps: RestExecuteDeps): PlainRoute {
-  return {
-    path: '/api/ai/agent/execute',
-    handlers: [
-      jsonBody(deps.bodyLimitBytes),
-      async (req, res) => {
-        const { caller } = authenticate(req.headers.authorization, deps.jwtSecret);
-        const idempotencyKey = req.headers['idempotency-key'];
-        const input = parseExecuteBody(req.body, typeof idempotencyKey === 'string' ? idempotencyKey : null);
-        const answer = await deps.handler.execute(caller, input, requestIdOf(res));
-        sendJson(req, res, 200, toRestAnswer(answer));
-      },
-    ],
-    failed: restRequestFailed(deps.logger, 'POST /api/ai/agent/execute'),
-  };
+export function restExecuteRouter(deps: RestExecuteDeps): Router {
+  const router = express.Router();
+  router.post('/api/ai/agent/execute', async (req, res) => {
+    const { caller } = await authenticate(req.headers.authorization, deps.tokens);
+    const idempotencyKey = req.headers['idempotency-key'];
+    const input = parseExecuteBody(req.body, typeof idempotencyKey === 'string' ? idempotencyKey : null);
+    const answer = await deps.handler.execute(caller, input, requestIdOf(res));
+    sendJson(req, res, 200, toRestAnswer(answer));
+  });
+  return router;
 }
 
 /** AGN-033 as JSON: only the buckets the kind allows, and only when present. */

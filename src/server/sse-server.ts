@@ -1,10 +1,12 @@
 import express, { type Request, type Response, type Router } from 'express';
-import type { FormattedExecutionResult, GraphQLFormattedError } from 'graphql';
+import type { ExecutionResult, FormattedExecutionResult, GraphQLFormattedError } from 'graphql';
+import { createHandler, type Request as SseRequest, type Response as SseAnswer } from 'graphql-sse';
 import type { Config } from '../config';
-import type { LiveSubscription } from '../graphql/live/live-group';
+import type { Caller } from '../domain/caller';
+import { INTERNAL_MESSAGE } from '../domain/errors';
 import type { Logger } from '../logger';
-import { jsonBody } from './json-body';
-import type { LiveOperations, OperationRequest, OperationSink } from './live-operations';
+import type { LiveOperations } from './live-operations';
+import { LiveStream, SharedPayload, type Congestion } from './ws-live-stream';
 import { ConnectionsPerUser, userKeyOf } from './ws-limits';
 
 export const SSE_PATH = '/graphql/stream';
@@ -25,74 +27,144 @@ export interface GraphQLSseServer {
   close(): void;
 }
 
+/** What the hooks learn about one request: who sent it, and the per-user slot it holds. */
+interface StreamRequest {
+  readonly res: Response;
+  readonly congestion: Congestion;
+  caller: Caller | null;
+  expiresAt: number;
+  userKey: string | null;
+}
+
 /** Token expiry is checked this often, as on WebSockets. */
 const EXPIRY_SWEEP_MS = 1_000;
-const COMPLETE = Buffer.from('event: complete\ndata:\n\n');
-const NEXT_HEAD = Buffer.from('event: next\ndata: ');
-const NEXT_TAIL = Buffer.from('\n\n');
+const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' };
 
 /**
- * GraphQL over Server-Sent Events, the graphql-sse protocol's "distinct connections" mode:
- * `POST /graphql/stream` (JSON body) or `GET /graphql/stream?query=…&variables=…` with
- * `Accept: text/event-stream` and `Authorization: Bearer <jwt>`; each request is one
- * operation, answered by a stream of `next` events and one `complete`. The operation runs
- * through LiveOperations like a WebSocket one (limits, cost, shared execution); a `next`
- * event carries the group's one serialised payload as is. A refused token is an HTTP 401
- * (431 when too large) and a user over SSE_MAX_STREAMS_PER_USER a 429, both with GraphQL
- * errors as JSON; a refused operation is one `next` with the coded errors, then `complete`.
- * A stream is ended without `complete` (the client resumes with afterEventId) when its
- * token expires, when it has more than WS_MAX_BUFFERED_BYTES unsent, and on shutdown.
+ * GraphQL over Server-Sent Events: graphql-sse's own handler (`createHandler`), in its
+ * "distinct connections" mode: `POST /graphql/stream` (JSON body) or
+ * `GET /graphql/stream?query=…&variables=…` with `Accept: text/event-stream` and
+ * `Authorization: Bearer <jwt>`; each request is one operation, answered by `next` events
+ * and one `complete`. The gateway's part comes through its hooks: the token (authenticate:
+ * 401, or 431 when too large), the per-user stream limit (onConnect: 429), and the operation
+ * checked and run by LiveOperations as over WebSocket (onSubscribe: limits, cost, shared
+ * execution; a document that does not parse is a 400 GRAPHQL_PARSE_FAILED, any other refusal
+ * one `next` with the coded errors, then `complete`). The response is written here: a stream
+ * is ended without `complete` (the client resumes with afterEventId) when its token expires,
+ * when it has more than WS_MAX_BUFFERED_BYTES unsent, and on shutdown.
  */
 export function createGraphQLSse(deps: SseDeps): GraphQLSseServer {
   const { config, logger, operations } = deps;
   const { live } = config;
   const perUser = new ConnectionsPerUser(live.sseMaxStreamsPerUser);
-  const open = new Set<SseStream>();
+  const open = new Set<OpenStream>();
   let slowConsumersDropped = 0;
   let accepting = true;
 
-  const handle = (req: Request, res: Response, request: OperationRequest | string, readOnly: boolean) => {
-    if (!accepting) return refuse(res, 503, 'SERVICE_UNAVAILABLE', 'shutting down');
-    if (!(req.get('accept') ?? '').includes('text/event-stream')) return refuse(res, 406, 'BAD_REQUEST', 'Accept must include text/event-stream');
-    const admission = operations.admit(req.headers.authorization);
-    if (admission.kind === 'token-too-large') return refuse(res, 431, 'UNAUTHENTICATED', admission.reason);
-    if (admission.kind !== 'accepted') return refuse(res, 401, 'UNAUTHENTICATED', 'missing, invalid or expired bearer token');
-    if (typeof request === 'string') return refuse(res, 400, 'BAD_REQUEST', request);
-    const { caller } = admission;
-    const key = userKeyOf(caller);
-    if (!perUser.tryOpen(key)) {
-      return refuse(res, 429, 'TOO_MANY_SUBSCRIPTIONS', `At most ${live.sseMaxStreamsPerUser} event streams may be open at once per user`);
+  const handler = createHandler<Request, StreamRequest>({
+    async authenticate(req) {
+      const admission = await operations.admit(req.headers.get('authorization'));
+      if (admission.kind === 'token-too-large') return refusal(431, 'UNAUTHENTICATED', admission.reason);
+      if (admission.kind === 'unavailable') return refusal(503, 'SERVICE_UNAVAILABLE', admission.reason);
+      if (admission.kind !== 'accepted') return refusal(401, 'UNAUTHENTICATED', 'missing, invalid or expired bearer token');
+      req.context.caller = admission.caller;
+      req.context.expiresAt = admission.expiresAt;
+      // No stream token: every request is its own stream (graphql-sse's distinct connections).
+      return null;
+    },
+
+    onConnect(req) {
+      // The client left while its token was checked: open (and count) no stream.
+      if (req.raw.socket.destroyed) return refusal(400, 'BAD_REQUEST', 'the client closed the request');
+      const key = userKeyOf(req.context.caller as Caller);
+      if (!perUser.tryOpen(key)) {
+        return refusal(429, 'TOO_MANY_SUBSCRIPTIONS', `At most ${live.sseMaxStreamsPerUser} event streams may be open at once per user`);
+      }
+      req.context.userKey = key;
+    },
+
+    async onSubscribe(req, params) {
+      const prepared = operations.prepare(params, req.context.caller as Caller, 1, 'sse', req.method === 'GET');
+      if (prepared.kind === 'refused') {
+        const errors = operations.formatErrors(prepared.errors);
+        // A document that does not parse is answered as GraphQL over HTTP answers it.
+        if (errors[0]?.extensions?.code === 'GRAPHQL_PARSE_FAILED') return [JSON.stringify({ errors }), { status: 400, statusText: 'Bad Request', headers: JSON_TYPE }];
+        return once({ errors });
+      }
+      const stream = new LiveStream(req.context.congestion);
+      const started = await operations.start(prepared, stream.sink);
+      if ('live' in started) {
+        stream.attach(started.live);
+        // It yields SharedPayloads, which onNext turns into the result.
+        return stream as unknown as AsyncGenerator<ExecutionResult>;
+      }
+      return once(started.result);
+    },
+
+    onNext(_ctx, req, result) {
+      if (!(result instanceof SharedPayload)) return;
+      if (result.flushed) flushedWhenDrained(req.context.res, result.flushed);
+      return resultOf(result.bytes);
+    },
+  });
+
+  const serve = async (req: Request, res: Response) => {
+    if (!accepting) return sendJson(res, 503, errorsOf('SERVICE_UNAVAILABLE', 'shutting down'));
+    if (!(req.get('accept') ?? '').includes('text/event-stream')) return sendJson(res, 406, errorsOf('BAD_REQUEST', 'Accept must include text/event-stream'));
+    const context: StreamRequest = { res, congestion: { get congested() { return res.writableLength > live.wsMaxBufferedBytes / 4; } }, caller: null, expiresAt: Infinity, userKey: null };
+    const request: SseRequest<Request, StreamRequest> = {
+      method: req.method,
+      url: req.originalUrl,
+      headers: {
+        // Matched loosely above; graphql-sse wants exactly this value for an event stream.
+        get: (key) => (key === 'accept' ? 'text/event-stream' : req.get(key)),
+      },
+      body: (req.body as Record<string, unknown> | undefined) ?? null,
+      raw: req,
+      context,
+    };
+    const release = () => {
+      if (context.userKey) perUser.close(context.userKey);
+      context.userKey = null;
+    };
+    let answer: SseAnswer;
+    try {
+      answer = await handler(request);
+    } catch (err) {
+      release();
+      logger.error({ err }, 'an event-stream operation failed unexpectedly');
+      return sendJson(res, 500, errorsOf('INTERNAL_SERVER_ERROR', INTERNAL_MESSAGE));
     }
-    const stream = new SseStream(res, admission.expiresAt, live.wsMaxBufferedBytes, () => {
+    const [body, init] = answer;
+    if (!body || typeof body === 'string') {
+      release();
+      return sendJson(res, init.status, body ? coded(body) : null, init.headers);
+    }
+    const { caller } = context;
+    const stream = new OpenStream(res, body, context.expiresAt, live.wsMaxBufferedBytes, () => {
       slowConsumersDropped++;
-      logger.warn({ userId: caller.userId, orgId: caller.orgId }, 'event stream ended: slow consumer (WS_MAX_BUFFERED_BYTES)');
+      logger.warn({ userId: caller?.userId, orgId: caller?.orgId }, 'event stream ended: slow consumer (WS_MAX_BUFFERED_BYTES)');
     });
     open.add(stream);
     res.on('close', () => {
-      stream.cancel();
-      open.delete(stream);
-      perUser.close(key);
-    });
-    operations.run(stream, request, caller, 1, 'sse', readOnly).catch((err: unknown) => {
-      logger.error({ err }, 'an event-stream operation failed unexpectedly');
       stream.drop();
+      open.delete(stream);
+      release();
     });
+    const { 'content-encoding': _notAnEncoding, ...headers } = init.headers ?? {};
+    // Proxies such as nginx would otherwise hold events back.
+    res.writeHead(init.status, { ...headers, 'x-accel-buffering': 'no' });
+    await stream.pump();
   };
 
   const router = express.Router();
-  router.post(SSE_PATH, jsonBody(config.limits.bodyLimitBytes), (req, res) => handle(req, res, parseParams(req.body), false));
-  router.get(SSE_PATH, (req, res) => handle(req, res, parseQuery(req.query), true));
+  // The body is read by the pipeline's one body parser (http-app.ts), its errors answered by its one presenter.
+  router.post(SSE_PATH, serve);
+  router.get(SSE_PATH, serve);
   router.all(SSE_PATH, (_req, res) => {
     res.set('allow', 'GET, POST');
-    refuse(res, 405, 'BAD_REQUEST', 'use GET or POST');
+    sendJson(res, 405, errorsOf('BAD_REQUEST', 'use GET or POST'));
   });
-  router.use(SSE_PATH, ((error, _req, res, next) => {
-    if (res.headersSent) return next(error);
-    const type = (error as { type?: unknown } | null)?.type;
-    if (type === 'entity.too.large') return refuse(res, 413, 'BAD_REQUEST', 'the request body is too large');
-    if (type === 'entity.parse.failed') return refuse(res, 400, 'BAD_REQUEST', 'the request body is not valid JSON');
-    next(error);
-  }) as express.ErrorRequestHandler);
 
   const sweep = setInterval(() => {
     const now = Date.now();
@@ -119,112 +191,97 @@ export function createGraphQLSse(deps: SseDeps): GraphQLSseServer {
   };
 }
 
-function refuse(res: Response, status: number, code: string, message: string): void {
-  res.status(status).json({ errors: [{ message, extensions: { code } }] });
+const errorsOf = (code: string, message: string) => JSON.stringify({ errors: [{ message, extensions: { code } }] });
+
+const refusal = (status: number, code: string, message: string): SseAnswer => [errorsOf(code, message), { status, statusText: String(status), headers: JSON_TYPE }];
+
+function sendJson(res: Response, status: number, body: string | null, headers: Readonly<Record<string, string>> = JSON_TYPE): void {
+  res.writeHead(status, headers);
+  res.end(body ?? undefined);
 }
 
-/** The graphql-sse request parameters, or why they are not. */
-function parseParams(body: unknown): OperationRequest | string {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'the body must be a JSON object';
-  const { query, operationName, variables } = body as Record<string, unknown>;
-  if (typeof query !== 'string' || query.length === 0) return '"query" must be a non-empty string';
-  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') return '"operationName" must be a string';
-  if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) return '"variables" must be an object';
-  return { query, operationName: operationName ?? null, variables: (variables as Record<string, unknown> | null | undefined) ?? null };
-}
-
-function parseQuery(query: Request['query']): OperationRequest | string {
-  const { variables } = query;
-  let parsed: unknown = undefined;
-  if (typeof variables === 'string' && variables !== '') {
-    try {
-      parsed = JSON.parse(variables);
-    } catch {
-      return '"variables" must be JSON';
-    }
+/** graphql-sse's own refusals of malformed request parameters carry no code: they get BAD_REQUEST, as every error carries one. */
+function coded(body: string): string {
+  let parsed: { errors?: GraphQLFormattedError[] };
+  try {
+    parsed = JSON.parse(body) as typeof parsed;
+  } catch {
+    return body;
   }
-  return parseParams({ query: query.query, operationName: query.operationName, variables: parsed });
+  if (!parsed.errors?.some((e) => e.extensions?.code === undefined)) return body;
+  return JSON.stringify({ ...parsed, errors: parsed.errors.map((e) => (e.extensions?.code === undefined ? { ...e, extensions: { ...e.extensions, code: 'BAD_REQUEST' } } : e)) });
 }
 
-/**
- * One event stream, which is one operation. Each `next` event is written as one buffer:
- * the event head, the shared serialised payload, the blank line (a payload is JSON, so it
- * holds no newline).
- */
-class SseStream implements OperationSink {
-  private live: LiveSubscription | null = null;
-  private ended = false;
+/** One result as a stream of one: graphql-sse sends it as a `next`, then `complete` (it takes a bare result only when it has `data`). */
+async function* once(result: FormattedExecutionResult): AsyncGenerator<ExecutionResult> {
+  // Formatted already (coded, masked); sent as it is.
+  yield result as ExecutionResult;
+}
+
+/** A group's serialised result, parsed once for every stream of the group (graphql-sse serialises each event itself). */
+const parsed = new WeakMap<Buffer, ExecutionResult>();
+function resultOf(bytes: Buffer): ExecutionResult {
+  let result = parsed.get(bytes);
+  if (!result) parsed.set(bytes, (result = JSON.parse(bytes.toString('utf8')) as ExecutionResult));
+  return result;
+}
+
+/** A long catch-up goes out at the pace the client reads it: its next event waits until the response drained. */
+function flushedWhenDrained(res: Response, flushed: () => void): void {
+  if (!res.writableNeedDrain) return flushed();
+  const once = () => {
+    res.off('drain', once);
+    res.off('close', once);
+    flushed();
+  };
+  res.on('drain', once);
+  res.on('close', once);
+}
+
+/** One event stream (one operation) being written: graphql-sse's messages, our keepalive, the slow-reader cut. */
+class OpenStream {
   private lastWrite = Date.now();
+  private dropped = false;
 
   constructor(
     private readonly res: Response,
+    private readonly body: AsyncGenerator<string, void, undefined>,
     readonly expiresAt: number,
     private readonly maxBufferedBytes: number,
     private readonly onSlowConsumer: () => void,
-  ) {
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-      // Proxies such as nginx would otherwise hold events back.
-      'x-accel-buffering': 'no',
-    });
-    res.write(':\n\n');
-  }
+  ) {}
 
-  get congested(): boolean {
-    return this.res.writableLength > this.maxBufferedBytes / 4;
-  }
-
-  attach(live: LiveSubscription): void {
-    if (this.ended) live.cancel();
-    else this.live = live;
-  }
-
-  next(payload: Buffer, flushed?: () => void): void {
-    if (this.ended || this.res.writableEnded) return flushed?.();
-    if (this.res.writableLength > this.maxBufferedBytes) {
-      this.onSlowConsumer();
-      this.drop();
-      return flushed?.();
+  /** Writes what graphql-sse produces, without waiting for the client: one that does not read is cut off instead. */
+  async pump(): Promise<void> {
+    try {
+      for await (const message of this.body) {
+        if (this.dropped) return;
+        if (this.res.writableLength > this.maxBufferedBytes) {
+          this.onSlowConsumer();
+          return this.drop();
+        }
+        this.lastWrite = Date.now();
+        this.res.write(message);
+      }
+    } catch {
+      // graphql-sse ends the body with an error when an operation fails: the stream drops, the client resumes.
+      return this.drop();
     }
-    this.lastWrite = Date.now();
-    this.res.write(Buffer.concat([NEXT_HEAD, payload, NEXT_TAIL]), flushed && (() => flushed()));
-  }
-
-  result(result: FormattedExecutionResult): void {
-    this.next(Buffer.from(JSON.stringify(result)));
-  }
-
-  error(errors: readonly GraphQLFormattedError[]): void {
-    this.result({ errors });
-    this.complete();
-  }
-
-  complete(): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.live = null;
-    this.res.end(COMPLETE);
+    if (!this.dropped) this.res.end();
   }
 
   /** A comment line now and then, so proxies and the client see the stream is alive. */
   keepAlive(now: number, intervalMs: number): void {
-    if (this.ended || now - this.lastWrite < intervalMs) return;
+    if (this.dropped || now - this.lastWrite < intervalMs) return;
     this.lastWrite = now;
     this.res.write(':\n\n');
   }
 
   /** Ends the stream without `complete`: the client sees it drop and resumes. */
   drop(): void {
-    this.cancel();
+    if (this.dropped) return;
+    this.dropped = true;
+    void this.body.return(undefined);
     this.res.destroy();
-  }
-
-  /** The client went away (or the stream is dropped): stop, send nothing. */
-  cancel(): void {
-    this.ended = true;
-    this.live?.cancel();
-    this.live = null;
   }
 }

@@ -35,6 +35,8 @@ export enum GatewayCloseCode {
   TooManyRequests = 4429,
   /** The token in `connection_init` is longer than an HTTP header may be (HTTP answers 431). */
   TokenTooLarge = 4431,
+  /** The identity provider's keys cannot be fetched right now (clients retry this code). */
+  TryAgainLater = 1013,
   /** An unexpected server error. */
   InternalServerError = 4500,
 }

@@ -1,11 +1,13 @@
-import type { Caller } from '../domain/caller';
-import { assertPageSize, type PageRequest } from '../domain/pagination';
+import { isAdmin, type Caller } from '../domain/caller';
+import { assertPageSize, isBackward, type ListPageRequest } from '../domain/pagination';
 import type { SessionFilter, SessionOrder } from '../domain/session';
 import type { TurnStatus } from '../domain/turn-status';
 import type { Database } from '../persistence/database';
+import type { Dialect } from '../persistence/dialect';
 import type { SqlValue } from '../persistence/sql';
 import { booleanOf, dateOf } from './raw-values';
-import { afterCursor, cursorOf, filterConditions, orderBy, paramsOf, whereOf, type Condition } from './session-query';
+import { cursorOf, indexFor, keysetCondition, oppositeOf, orderBy, sessionsFrom, type Side } from './session-keyset';
+import { filterConditions, paramsOf, whereOf, type Condition } from './session-query';
 import type { ListOptions, SessionPage, SessionSummaryRecord } from './session-store.port';
 import type { SessionEntities } from './session.entities';
 
@@ -53,43 +55,129 @@ interface NamedSummaryRow extends SummaryRow {
   readonly conversation_context_name: string | null;
 }
 
+/**
+ * Counts stop here (issue 35): a count of a large org reads no more than this many index
+ * entries, and says so when it stopped (`countIsLowerBound`); the dashboard shows "10,000+".
+ */
+export const COUNT_CAP = 10_000;
+
+/** A statement of the list with named parameters (the driver's escapeQueryWithParameters binds them). */
+export interface ListStatement {
+  readonly sql: string;
+  readonly conditions: readonly Condition[];
+}
+
+/**
+ * The list's statements: the page (plus one row: is there more on this side?), the probe for
+ * rows on the cursor's other side (the cursor's own position included), and the capped count.
+ * A backward page reads from the cursor towards the start, nearest first; `list` turns it round.
+ */
+export function listStatements(
+  dialect: Dialect,
+  caller: Caller,
+  filter: SessionFilter,
+  order: SessionOrder,
+  page: ListPageRequest,
+  names: boolean,
+): {
+  readonly size: number;
+  readonly backward: boolean;
+  readonly page: ListStatement;
+  readonly probe: ListStatement | null;
+  readonly count: ListStatement;
+  /** The count comes from the maintained counters (exact, uncapped). */
+  readonly counted: boolean;
+} {
+  const backward = isBackward(page);
+  const size = backward ? assertPageSize(page.last, 'last') : assertPageSize(page.first, 'first');
+  const cursor = backward ? page.before : page.after;
+  const side: Side = backward ? 'before' : 'after';
+  const filtered = filterConditions(caller, filter, dialect);
+  const paged = cursor === null ? filtered : [...filtered, keysetCondition(order, cursor, side, false)];
+  const from = sessionsFrom(dialect, indexFor(order, filter));
+  const probe = cursor === null ? null : [...filtered, keysetCondition(order, cursor, oppositeOf(side), true)];
+  return {
+    size,
+    backward,
+    page: {
+      sql:
+        `SELECT ${COLUMNS}${names ? NAME_COLUMNS : ''} FROM ${from}${names ? NAME_JOINS : ''} ` +
+        `WHERE ${whereOf(paged)} ORDER BY ${orderBy(order, backward)} LIMIT ${size + 1}`,
+      conditions: paged,
+    },
+    probe: probe && { sql: `SELECT 1 AS one FROM ${from} WHERE ${whereOf(probe)} LIMIT 1`, conditions: probe },
+    count: counterStatement(caller, filter) ?? {
+      sql: `SELECT COUNT(*) AS total FROM (SELECT 1 FROM ${from} WHERE ${whereOf(filtered)} LIMIT ${COUNT_CAP + 1}) c`,
+      conditions: filtered,
+    },
+    counted: counterStatement(caller, filter) !== null,
+  };
+}
+
+/** Filters the counters answer: an admin's view of the org, by owner or not, deleted sessions or not. */
+const COUNTED_FILTERS: ReadonlySet<string> = new Set(['ownerUserId', 'includeDeleted']);
+
+/**
+ * A count from agent_session_counts (SessionCounts1765100000002). An admin's: a sum over a
+ * few rows per owner. A member's, unfiltered: the org's public and the member's own
+ * sessions from the counters, plus the member's participations in others' private sessions
+ * (as many as they take part in, not the org). Null when the filter needs more than the
+ * counters hold: then the capped count.
+ */
+function counterStatement(caller: Caller, filter: SessionFilter): ListStatement | null {
+  const set = Object.entries(filter).filter(([, v]) => v != null && v !== false && v !== '');
+  if (!isAdmin(caller)) {
+    if (set.length > 0) return null;
+    return {
+      sql:
+        'SELECT (SELECT COALESCE(SUM(n), 0) FROM agent_session_counts WHERE org_id = :callerOrg AND is_deleted = 0 ' +
+        'AND (is_public = 1 OR owner_user_id = :callerUser)) + (SELECT COUNT(*) FROM agent_session_participants cp ' +
+        'JOIN agent_sessions cs ON cs.id = cp.session_id WHERE cp.org_id = :callerOrg AND cp.user_id = :callerUser ' +
+        'AND cs.org_id = :callerOrg AND cs.is_deleted = 0 AND cs.is_public = 0 AND cs.owner_user_id <> :callerUser) AS total',
+      conditions: [{ sql: '', params: { callerOrg: caller.orgId, callerUser: caller.userId } }],
+    };
+  }
+  if (!set.every(([k]) => COUNTED_FILTERS.has(k))) return null;
+  const conditions: Condition[] = [{ sql: 'org_id = :callerOrg', params: { callerOrg: caller.orgId } }];
+  if (filter.includeDeleted !== true) conditions.push({ sql: 'is_deleted = 0', params: {} });
+  if (filter.ownerUserId != null) conditions.push({ sql: 'owner_user_id = :ownerUserId', params: { ownerUserId: filter.ownerUserId } });
+  return { sql: `SELECT COALESCE(SUM(n), 0) AS total FROM agent_session_counts WHERE ${whereOf(conditions)}`, conditions };
+}
+
 export class SessionList {
   constructor(private readonly db: Database<SessionEntities>) {}
 
-  async list(caller: Caller, filter: SessionFilter, order: SessionOrder, page: PageRequest, options: ListOptions): Promise<SessionPage> {
-    const first = assertPageSize(page.first);
-    const filtered = filterConditions(caller, filter);
-    const paged = page.after === null ? filtered : [...filtered, afterCursor(order, page.after)];
+  async list(caller: Caller, filter: SessionFilter, order: SessionOrder, page: ListPageRequest, options: ListOptions): Promise<SessionPage> {
     const names = options.withContextNames === true;
-    const rowsRead = this.query<SummaryRow | NamedSummaryRow>(
-      `SELECT ${COLUMNS}${names ? NAME_COLUMNS : ''} FROM agent_sessions s${names ? NAME_JOINS : ''} ` +
-        `WHERE ${whereOf(paged)} ORDER BY ${orderBy(order)} LIMIT ${first + 1}`,
-      paged,
-    );
+    const statements = listStatements(this.db.dialect, caller, filter, order, page, names);
+    const { size, backward, counted: exact } = statements;
+    const rowsRead = this.query<SummaryRow | NamedSummaryRow>(statements.page);
+    const probe = statements.probe;
+    const beyondCursor = probe === null ? Promise.resolve(false) : this.query(probe).then((rows) => rows.length > 0);
     let counted: Promise<number> | null = null;
-    const count = () =>
-      (counted ??= this.query<{ total: number | string }>(`SELECT COUNT(*) AS total FROM agent_sessions s WHERE ${whereOf(filtered)}`, filtered).then(
-        (rows) => Number(rows[0]?.total ?? 0),
-      ));
+    const count = () => (counted ??= this.query<{ total: number | string }>(statements.count).then((rows) => Number(rows[0]?.total ?? 0)));
     // Both statements at once when the count is wanted anyway: one round trip of waiting, not two.
     if (options.withTotalCount) void count().catch(() => undefined);
-    const rows = await rowsRead;
-    const items = rows.slice(0, first).map((row) => toSummary(row, names));
+    const [rows, beyond] = await Promise.all([rowsRead, beyondCursor]);
+    const more = rows.length > size;
+    const kept = rows.slice(0, size);
+    if (backward) kept.reverse();
     return {
-      items,
+      items: kept.map((row) => toSummary(row, names)),
       cursorOf: (s) => cursorOf(order, s),
-      hasNextPage: rows.length > first,
-      totalCount: count,
+      hasNextPage: backward ? beyond : more,
+      hasPreviousPage: backward ? more : beyond,
+      totalCount: async () => (exact ? await count() : Math.min(await count(), COUNT_CAP)),
+      countIsLowerBound: async () => !exact && (await count()) > COUNT_CAP,
     };
   }
 
   /** A plain read (Database.read): on MySQL the page and the count share one round trip, on SQLite they run off the main thread. */
-  private query<T>(sql: string, conditions: readonly Condition[]): Promise<T[]> {
+  private query<T>({ sql, conditions }: ListStatement): Promise<T[]> {
     const [text, params] = this.db.dataSource.driver.escapeQueryWithParameters(sql, paramsOf(conditions));
     return this.db.read<T>(text, params as SqlValue[]);
   }
 }
-
 
 function toSummary(row: SummaryRow | NamedSummaryRow, names: boolean): SessionSummaryRecord {
   const summary: SessionSummaryRecord = {

@@ -1,7 +1,8 @@
 import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { isAdmin, type Caller } from '../domain/caller';
-import { decodeCursor, encodeCursor, malformedCursor, type CursorPosition } from '../domain/pagination';
-import type { SessionFilter, SessionOrder, SessionRecord } from '../domain/session';
+import { searchWords } from '../domain/search-words';
+import type { SessionFilter } from '../domain/session';
+import type { Dialect } from '../persistence/dialect';
 
 /**
  * A piece of a WHERE clause with named parameters (`:name`). Written with the tables'
@@ -60,7 +61,7 @@ const EQUAL_FILTERS = [
 ] as const satisfies readonly (readonly [keyof SessionFilter, string])[];
 
 /** Visibility plus every filter the caller gave. */
-export function filterConditions(caller: Caller, filter: SessionFilter): Condition[] {
+export function filterConditions(caller: Caller, filter: SessionFilter, dialect: Dialect): Condition[] {
   const conditions = visibility(caller, filter.includeDeleted === true);
   if (filter.participantId != null) {
     // The owner is recorded as a participant when the session is created (DD-003).
@@ -75,52 +76,24 @@ export function filterConditions(caller: Caller, filter: SessionFilter): Conditi
   }
   if (filter.updatedAfter) conditions.push({ sql: 's.last_updated_date > :updatedAfter', params: { updatedAfter: filter.updatedAfter } });
   if (filter.updatedBefore) conditions.push({ sql: 's.last_updated_date < :updatedBefore', params: { updatedBefore: filter.updatedBefore } });
-  if (filter.search != null && filter.search !== '') {
-    conditions.push({ sql: `LOWER(s.name) LIKE :search ESCAPE '!'`, params: { search: `%${escapeLike(filter.search.toLowerCase())}%` } });
-  }
+  if (filter.search != null && filter.search !== '') conditions.push(searchCondition(searchWords(filter.search), dialect));
   return conditions;
 }
 
-const escapeLike = (text: string): string => text.replace(/[!%_]/g, (c) => `!${c}`);
-
-interface OrderSpec {
-  readonly field: 'lastUpdatedDate' | 'creationDate' | 'name';
-  readonly column: string;
-  readonly direction: 'ASC' | 'DESC';
-}
-
-const ORDERS: Record<SessionOrder, OrderSpec> = {
-  LAST_UPDATED_DESC: { field: 'lastUpdatedDate', column: 's.last_updated_date', direction: 'DESC' },
-  LAST_UPDATED_ASC: { field: 'lastUpdatedDate', column: 's.last_updated_date', direction: 'ASC' },
-  CREATED_DESC: { field: 'creationDate', column: 's.creation_date', direction: 'DESC' },
-  NAME_ASC: { field: 'name', column: 's.name', direction: 'ASC' },
-};
-
-/** Keyset pagination: (sort key, id) strictly after the cursor, in the order's direction. */
-export function afterCursor(order: SessionOrder, after: string): Condition {
-  const spec = ORDERS[order];
-  const position = decodeCursor(order, after);
-  const key = spec.field === 'name' ? position.key : toDate(position);
-  const cmp = spec.direction === 'ASC' ? '>' : '<';
+/**
+ * domain/search-words.ts's rule on the full-text index of the sessions' names and descriptions
+ * (SessionSearch1765100000001): every word as a prefix, within the caller's org. The words are
+ * letters and digits only, so they carry no operator of either query language.
+ */
+function searchCondition(words: readonly string[], dialect: Dialect): Condition {
+  if (dialect === 'sqlite') {
+    return {
+      sql: 's.id IN (SELECT session_id FROM agent_session_search WHERE agent_session_search MATCH :search AND org_id = :callerOrg)',
+      params: { search: words.map((w) => `"${w}"*`).join(' AND ') },
+    };
+  }
   return {
-    sql: `(${spec.column} ${cmp} :cursorKey OR (${spec.column} = :cursorKey AND s.id ${cmp} :cursorId))`,
-    params: { cursorKey: key, cursorId: position.id },
+    sql: 's.id IN (SELECT ss.session_id FROM agent_session_search ss WHERE MATCH(ss.body) AGAINST(:search IN BOOLEAN MODE) AND ss.org_id = :callerOrg)',
+    params: { search: words.map((w) => `+${w}*`).join(' ') },
   };
-}
-
-export function orderBy(order: SessionOrder): string {
-  const { column, direction } = ORDERS[order];
-  return `${column} ${direction}, s.id ${direction}`;
-}
-
-export function cursorOf(order: SessionOrder, session: Pick<SessionRecord, 'id' | 'name' | 'lastUpdatedDate' | 'creationDate'>): string {
-  const field = ORDERS[order].field;
-  const key = field === 'name' ? session.name : session[field].toISOString();
-  return encodeCursor(order, { key, id: session.id });
-}
-
-function toDate(position: CursorPosition): Date {
-  const date = typeof position.key === 'string' ? new Date(position.key) : new Date(NaN);
-  if (Number.isNaN(date.getTime())) throw malformedCursor();
-  return date;
 }

@@ -1,7 +1,8 @@
 import type { EntityManager } from 'typeorm';
 import { isAdmin, type Caller } from '../domain/caller';
 import { forbidden } from '../domain/errors';
-import type { PageRequest } from '../domain/pagination';
+import { searchWords } from '../domain/search-words';
+import type { ListPageRequest } from '../domain/pagination';
 import type { SessionFilter, SessionOrder, SessionRecord } from '../domain/session';
 import type { TurnRecord } from '../domain/turn';
 import { LIMITS, optionalText } from '../domain/validation';
@@ -59,14 +60,14 @@ export class SessionReads implements SessionReader {
     caller: Caller,
     filter: SessionFilter,
     order: SessionOrder,
-    page: PageRequest,
+    page: ListPageRequest,
     options: ListOptions = { withTotalCount: false },
   ): Promise<SessionPage> {
     this.assertFilter(caller, filter);
     return this.list.list(caller, filter, order, page, options);
   }
 
-  listSessionsForUser(caller: Caller, userId: string, page: PageRequest, options?: ListOptions): Promise<SessionPage> {
+  listSessionsForUser(caller: Caller, userId: string, page: ListPageRequest, options?: ListOptions): Promise<SessionPage> {
     return this.listSessions(caller, { participantId: userId }, 'LAST_UPDATED_DESC', page, options);
   }
 
@@ -89,4 +90,5 @@ function checkFilter(filter: SessionFilter): void {
   optionalText('workspaceId', filter.workspaceId, LIMITS.shortText);
   optionalText('repo', filter.repo, LIMITS.shortText);
   optionalText('search', filter.search, LIMITS.search);
+  if (filter.search != null && filter.search !== '') searchWords(filter.search);
 }

@@ -1,6 +1,6 @@
 import type { Caller, EntityHeader, OrgScope } from '../domain/caller';
 import type { ChainTurn } from '../domain/chain';
-import type { Page, PageRequest } from '../domain/pagination';
+import type { ListPageRequest, Page } from '../domain/pagination';
 import type { NewSession, SessionFilter, SessionOrder, SessionPatch, SessionRecord } from '../domain/session';
 import type {
   ChunkRef,
@@ -140,6 +140,8 @@ export interface SessionSummaryRecord
 export interface SessionPage extends Page<SessionSummaryRecord> {
   /** Counted only when asked for: most list views never show it. */
   readonly totalCount: () => Promise<number>;
+  /** Whether totalCount stopped at a cap (sessions/session-list.ts COUNT_CAP) and more exist; absent: exact. */
+  readonly countIsLowerBound?: () => Promise<boolean>;
 }
 
 export interface ListOptions {
@@ -157,9 +159,9 @@ export interface SessionReader {
   /** DD-003 GetLastAgentSessionTurnAsync: highest sequence number, any status. */
   getLastTurn(caller: Caller, sessionId: string): Promise<TurnRecord | null>;
   /** DD-003 GetAgentSessionsAsync: the sessions visible to the caller, filtered and ordered. */
-  listSessions(caller: Caller, filter: SessionFilter, order: SessionOrder, page: PageRequest, options?: ListOptions): Promise<SessionPage>;
+  listSessions(caller: Caller, filter: SessionFilter, order: SessionOrder, page: ListPageRequest, options?: ListOptions): Promise<SessionPage>;
   /** DD-003 GetAgentSessionsForUserAsync: owned by the user or with a turn of theirs. */
-  listSessionsForUser(caller: Caller, userId: string, page: PageRequest, options?: ListOptions): Promise<SessionPage>;
+  listSessionsForUser(caller: Caller, userId: string, page: ListPageRequest, options?: ListOptions): Promise<SessionPage>;
   /** Refuses a filter the caller may not use (includeDeleted) or with over-long values, as listSessions does. */
   assertFilter(caller: Caller, filter: SessionFilter): void;
 }

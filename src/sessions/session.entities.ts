@@ -149,6 +149,12 @@ export function sessionEntities(dialect: Dialect) {
       { name: 'idx_sessions_org_owner', columns: ['orgId', 'ownerUserId'] },
       // The list's count reads these only: it counts from the index (SessionVisibilityIndex1764800000000).
       { name: 'idx_sessions_org_visible', columns: ['orgId', 'isDeleted', 'ownerUserId', 'isPublic', 'id'] },
+      // The lists' keyset walks (ScaleLists1765100000000, sessions/session-keyset.ts).
+      { name: 'idx_sessions_list_updated', columns: ['orgId', 'isDeleted', 'lastUpdatedDate', 'id', 'ownerUserId', 'isPublic', 'lastTurnStatus'] },
+      { name: 'idx_sessions_list_created', columns: ['orgId', 'isDeleted', 'creationDate', 'id', 'ownerUserId', 'isPublic', 'lastTurnStatus'] },
+      { name: 'idx_sessions_list_name', columns: ['orgId', 'isDeleted', 'name', 'id', 'ownerUserId', 'isPublic', 'lastTurnStatus'] },
+      { name: 'idx_sessions_owner_updated', columns: ['orgId', 'isDeleted', 'ownerUserId', 'lastUpdatedDate', 'id'] },
+      { name: 'idx_sessions_status_updated', columns: ['orgId', 'isDeleted', 'lastTurnStatus', 'lastUpdatedDate', 'id'] },
     ],
   });
 

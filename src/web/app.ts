@@ -1,4 +1,4 @@
-import type { GatewayClient, GatewayError, ViewerQuery } from '../client';
+import type { GatewayClient, GatewayError, ViewerQuery } from '../../packages/client/src';
 
 /** What every page gets: the signed-in client and who is signed in. */
 export interface App {

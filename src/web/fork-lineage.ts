@@ -1,4 +1,4 @@
-import { ForkSessionDocument, GatewayError, type SessionDetailQuery, type TurnRowFragment } from '../client';
+import { ForkSessionDocument, GatewayError, type SessionDetailQuery, type TurnRowFragment } from '../../packages/client/src';
 import type { App } from './app';
 import { formatNumber, formatUsd, h } from './dom';
 import { hrefOf } from './routes';

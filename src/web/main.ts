@@ -1,11 +1,12 @@
-import { createGatewayClient, GatewayError, ViewerDocument, type ConnectionStatus } from '../client';
+import { createGatewayClient, GatewayError, ViewerDocument, type ConnectionStatus } from '../../packages/client/src';
 import type { App, Page } from './app';
 import { clear, h } from './dom';
 import { hrefOf, parseRoute, type Route } from './routes';
 import { mountSessionPage } from './session-page';
 import { mountSessionsPage } from './sessions-page';
+import { beginProviderSignIn, completeProviderSignIn, isProviderCallback, isProviderToken, loadSignInSettings, signOutAtProvider, type SignInSettings } from './provider-sign-in';
 import { showSignIn } from './sign-in';
-import { hasTokenInFragment, TOKEN_IN_ADDRESS, TOKEN_KEY, tokenProblem } from './token';
+import { hasTokenInFragment, readClaims, TOKEN_IN_ADDRESS, TOKEN_KEY, tokenProblem } from './token';
 import { mountUsagePage } from './usage-page';
 import { mountWebhooksPage } from './webhooks-page';
 
@@ -13,7 +14,20 @@ const main = document.getElementById('main') as HTMLElement;
 const topbar = document.getElementById('topbar') as HTMLElement;
 const brand = topbar.firstElementChild;
 
-boot();
+/** Read once per load: how this gateway lets the dashboard sign in. */
+let settings: SignInSettings = { paste: true, provider: null };
+
+void loadSignInSettings().then(async (loaded) => {
+  settings = loaded;
+  if (settings.provider && isProviderCallback()) {
+    try {
+      sessionStorage.setItem(TOKEN_KEY, await completeProviderSignIn(settings.provider));
+    } catch (e) {
+      return askForToken(`Signing in through the identity provider failed: ${(e as Error).message}`);
+    }
+  }
+  boot();
+});
 
 /** Signs in with the token kept in the tab's storage, or asks for one. */
 function boot(): void {
@@ -47,11 +61,26 @@ function askForToken(message: string | null): void {
     askForToken(TOKEN_IN_ADDRESS);
   };
   window.addEventListener('hashchange', onLink);
-  showSignIn(main, message, (token) => {
-    window.removeEventListener('hashchange', onLink);
-    sessionStorage.setItem(TOKEN_KEY, token);
-    boot();
+  const provider = settings.provider;
+  showSignIn(main, message, {
+    provider: provider ? () => void toProvider(provider) : null,
+    paste: settings.paste
+      ? (token) => {
+          window.removeEventListener('hashchange', onLink);
+          sessionStorage.setItem(TOKEN_KEY, token);
+          boot();
+        }
+      : null,
   });
+}
+
+/** Off to the identity provider's sign-in page; back on this page (`returnTo`) afterwards. */
+async function toProvider(provider: NonNullable<SignInSettings['provider']>, returnTo = location.hash): Promise<void> {
+  try {
+    await beginProviderSignIn(provider, returnTo);
+  } catch (e) {
+    askForToken(`The identity provider could not be reached: ${(e as Error).message}`);
+  }
 }
 
 async function start(token: string): Promise<void> {
@@ -83,10 +112,23 @@ async function start(token: string): Promise<void> {
   });
 
   let ended = false;
+  const fromProvider = isProviderToken(settings.provider, token);
+  // A provider's token is renewed a minute before it expires by going through the provider again
+  // (which answers at once while its own session lasts); the page comes back where it was.
+  const expiresAt = tokenExpiry(token);
+  const renewal =
+    fromProvider && settings.provider && expiresAt !== null
+      ? setTimeout(() => {
+          const provider = settings.provider!;
+          const returnTo = location.hash;
+          if (end()) void toProvider(provider, returnTo);
+        }, Math.max(0, expiresAt - Date.now() - 60_000))
+      : undefined;
   /** Leaves this sign-in behind: pages, subscriptions, the stored token. Only once. */
   const end = (): boolean => {
     if (ended) return false;
     ended = true;
+    clearTimeout(renewal);
     window.removeEventListener('hashchange', render);
     page?.dispose();
     page = null;
@@ -99,7 +141,13 @@ async function start(token: string): Promise<void> {
     viewer,
     isAdmin: viewer.roles.includes('admin'),
     signOut(message) {
-      if (end()) askForToken(message);
+      if (!end()) return;
+      // Chosen by the user: the provider's session ends too, when it offers an end-session endpoint.
+      if (message === null && fromProvider && settings.provider) {
+        void signOutAtProvider(settings.provider).then((left) => left || askForToken(null));
+        return;
+      }
+      askForToken(message);
     },
     onError(error) {
       if (error.isUnauthenticated) app.signOut('Your token has expired or was refused. Sign in again with a new one.');
@@ -147,4 +195,10 @@ async function start(token: string): Promise<void> {
   }
   window.addEventListener('hashchange', render);
   render();
+}
+
+/** Milliseconds since the epoch when `token` expires, or null when it does not say. */
+function tokenExpiry(token: string): number | null {
+  const exp = readClaims(token)?.expiresAt;
+  return exp === null || exp === undefined ? null : exp * 1000;
 }

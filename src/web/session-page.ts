@@ -8,10 +8,11 @@ import {
   TurnStatusChangedDocument,
   type SessionDetailQuery,
   type TurnRowFragment,
-} from '../client';
+} from '../../packages/client/src';
 import type { App, Page } from './app';
 import { clear, formatNumber, formatUsd, h, statusBadge, timeAgo } from './dom';
 import { forkButton, lineageOf } from './fork-lineage';
+import { markdownBlock } from './markdown';
 import { hrefOf } from './routes';
 
 const TURNS_PAGE = 50;
@@ -36,7 +37,8 @@ export function mountSessionPage(app: App, main: HTMLElement, sessionId: string)
   const list = h('ol', { class: 'turns', 'aria-label': 'Turns' });
   const more = h('button', { type: 'button', class: 'quiet', hidden: true, onclick: () => void loadTurns() }, 'Load more turns');
   const outputTitle = h('h2', { id: 'output-title' }, 'Live output');
-  const outputText = h('pre', { class: 'output', 'data-testid': 'turn-output', 'aria-busy': 'false' });
+  // Raw text while it streams (half a code fence would render wrongly), Markdown once the turn has finished.
+  const outputText = h('div', { class: 'output', 'data-testid': 'turn-output', 'aria-busy': 'false' });
   const outputPanel = h('section', { class: 'card output-panel', 'aria-labelledby': 'output-title', hidden: true }, outputTitle, outputText);
   const dialogTitle = h('h2', { id: 'full-text-title' });
   const dialogText = h('pre', { class: 'full-text' });
@@ -64,7 +66,8 @@ export function mountSessionPage(app: App, main: HTMLElement, sessionId: string)
       render(agentSession);
       addTurns(agentSession.turns);
       stopStatus = app.client.subscribe(TurnStatusChangedDocument, { sessionId, afterEventId: from }, {
-        next: ({ turnStatusChanged }) => showTurn(turnStatusChanged.turn),
+        // The event's own previousStatus says whether the turn is new; its `turn` is the turn as it is now.
+        next: ({ turnStatusChanged }) => showTurn(turnStatusChanged.turn, { isNew: turnStatusChanged.previousStatus === null }),
         error: (error) => {
           app.onError(error);
           notice.textContent = `Live updates stopped: ${error.message}. Reload the page to catch up.`;
@@ -90,15 +93,19 @@ export function mountSessionPage(app: App, main: HTMLElement, sessionId: string)
   }
 
   function addTurns(page: Session['turns']): void {
-    for (const { node } of page.edges) showTurn(node, true);
+    for (const { node } of page.edges) showTurn(node, { fromPage: true });
     turnsCursor = page.pageInfo.hasNextPage ? page.pageInfo.endCursor ?? null : null;
     more.hidden = turnsCursor === null;
   }
 
-  /** A turn as it is now: its row replaced in place, or added at the end once every older turn is shown. */
-  function showTurn(turn: TurnRowFragment, fromPage = false): void {
+  /**
+   * A turn as it is now: its row replaced in place, or added at the end once every older turn
+   * is shown. `isNew`: a status event says the turn was just added (an older turn not loaded
+   * yet is not counted again).
+   */
+  function showTurn(turn: TurnRowFragment, { fromPage = false, isNew = false }: { fromPage?: boolean; isNew?: boolean } = {}): void {
     const known = turns.get(turn.id);
-    if (!known && !fromPage) turnCount.textContent = `${formatNumber(++turnTotal)} turns`;
+    if (!known && isNew) turnCount.textContent = `${formatNumber(++turnTotal)} turns`;
     const element = turnElement(turn);
     if (known) known.element.replaceWith(element);
     else if (fromPage || turnsCursor === null) list.append(element);
@@ -115,11 +122,13 @@ export function mountSessionPage(app: App, main: HTMLElement, sessionId: string)
     output?.stop();
     outputPanel.hidden = false;
     outputTitle.textContent = `Turn #${turn.sequenceNumber} · streaming…`;
-    outputText.textContent = '';
+    const streamed = h('pre', {});
+    outputText.replaceChildren(streamed);
     outputText.setAttribute('aria-busy', 'true');
     const stop = app.client.subscribe(TurnOutputDocument, { sessionId, turnId: turn.id }, {
-      next: ({ turnOutput }) => outputText.append(turnOutput.textDelta),
+      next: ({ turnOutput }) => streamed.append(turnOutput.textDelta),
       complete: () => {
+        outputText.replaceChildren(markdownBlock(streamed.textContent ?? ''));
         outputText.setAttribute('aria-busy', 'false');
         const now = turns.get(turn.id)?.turn;
         if (now && now.status !== 'PENDING') outputTitle.textContent = `Turn #${now.sequenceNumber} · ${now.status.toLowerCase()}`;
@@ -173,10 +182,10 @@ export function mountSessionPage(app: App, main: HTMLElement, sessionId: string)
         forkButton(app, sessionId, turn, message),
       ),
       h('p', { class: 'label' }, 'Instruction'),
-      h('p', { class: 'summary' }, turn.instructionSummary),
+      markdownBlock(turn.instructionSummary, 'summary'),
       fullTextLink(turn.fullInstructionUrl, `Full instruction of turn #${turn.sequenceNumber}`, 'Full instruction'),
       h('p', { class: 'label' }, turn.errors.length && !turn.agentAnswerSummary ? 'Errors' : 'Answer'),
-      h('p', { class: 'summary' }, answer),
+      turn.agentAnswerSummary ? markdownBlock(turn.agentAnswerSummary, 'summary') : h('p', { class: 'summary' }, answer),
       fullTextLink(turn.fullAgentAnswerUrl, `Full answer of turn #${turn.sequenceNumber}`, 'Full answer'),
       filesOf(turn),
       toolCallsOf(turn),

@@ -1,10 +1,16 @@
-import type { AgentSessionTurnStatus, SessionActivitySubscription, SessionRowFragment } from '../client/generated/operations';
+import type { AgentSessionTurnStatus, SessionActivitySubscription, SessionRowFragment } from '../../packages/client/src/generated/operations';
 
 /** The rows the Sessions page shows and the count of all that match its filters. */
 export interface SessionTable {
   readonly rows: readonly SessionRowFragment[];
   readonly totalCount: number;
+  /** The gateway stopped counting at its cap (10,000): there are at least totalCount. */
+  readonly totalCountIsLowerBound: boolean;
 }
+
+/** The count as the page shows it: "10,000+" when it is only a lower bound. */
+export const totalText = (table: SessionTable, format: (n: number) => string): string =>
+  table.totalCountIsLowerBound ? `${format(table.totalCount)}+` : format(table.totalCount);
 
 export interface TableView {
   /** Only the first page (newest activity) takes sessions that are not on it yet. */
@@ -33,5 +39,5 @@ export function applyActivity(table: SessionTable, event: ActivityEvent, view: T
   }
   if (!view.firstPage || (view.status !== null && session.lastTurnStatus !== view.status)) return { table, applied: 'ignored' };
   const isNew = event.sequenceNumber === 1 && event.status === 'PENDING';
-  return { table: { rows: [session, ...table.rows], totalCount: table.totalCount + (isNew ? 1 : 0) }, applied: 'inserted' };
+  return { table: { ...table, rows: [session, ...table.rows], totalCount: table.totalCount + (isNew ? 1 : 0) }, applied: 'inserted' };
 }

@@ -6,11 +6,11 @@ import {
   type AgentSessionFilter,
   type AgentSessionTurnStatus,
   type SessionRowFragment,
-} from '../client';
+} from '../../packages/client/src';
 import type { App, Page } from './app';
 import { clear, formatNumber, h, statusBadge, timeAgo } from './dom';
 import { hrefOf } from './routes';
-import { applyActivity, type SessionTable } from './session-rows';
+import { applyActivity, totalText, type SessionTable } from './session-rows';
 
 const PAGE_SIZE = 25;
 const STATUSES: readonly AgentSessionTurnStatus[] = ['PENDING', 'COMPLETED', 'FAILED', 'CANCELLED'];
@@ -33,7 +33,7 @@ export function mountSessionsPage(app: App, main: HTMLElement): Page {
   let filters: Filters = { participant: '', status: null, includeDeleted: false };
   /** `after` of every page visited so far; the last one is the page shown. */
   let pages: (string | null)[] = [null];
-  let table: SessionTable = { rows: [], totalCount: 0 };
+  let table: SessionTable = { rows: [], totalCount: 0, totalCountIsLowerBound: false };
   let nextCursor: string | null = null;
   let stopLive: (() => void) | null = null;
   let generation = 0;
@@ -126,7 +126,11 @@ export function mountSessionsPage(app: App, main: HTMLElement): Page {
       }
       const { agentSessions } = await app.client.query(SessionListDocument, { filter: listFilter(), first: PAGE_SIZE, after: pages.at(-1) ?? null });
       if (mine !== generation) return;
-      table = { rows: agentSessions.edges.map((e) => e.node), totalCount: agentSessions.totalCount };
+      table = {
+        rows: agentSessions.edges.map((e) => e.node),
+        totalCount: agentSessions.totalCount,
+        totalCountIsLowerBound: agentSessions.totalCountIsLowerBound,
+      };
       nextCursor = agentSessions.pageInfo.hasNextPage ? agentSessions.pageInfo.endCursor ?? null : null;
       notice.textContent = '';
       renderTable();
@@ -152,7 +156,7 @@ export function mountSessionsPage(app: App, main: HTMLElement): Page {
         }
         rowElements.set(sessionActivity.session.id, row);
         row.classList.add('flash');
-        total.textContent = formatNumber(table.totalCount);
+        total.textContent = totalText(table, formatNumber);
       },
       error: (error) => {
         app.onError(error);
@@ -166,7 +170,7 @@ export function mountSessionsPage(app: App, main: HTMLElement): Page {
 
   function renderTable(): void {
     tableElement.setAttribute('aria-busy', 'false');
-    total.textContent = formatNumber(table.totalCount);
+    total.textContent = totalText(table, formatNumber);
     rowElements.clear();
     const rows = table.rows.map((session) => {
       const row = rowOf(session);

@@ -18,6 +18,8 @@ export const TOKEN_IN_ADDRESS =
 
 export interface TokenClaims {
   readonly userId: string | null;
+  /** `iss`, when the token names its issuer. */
+  readonly issuer: string | null;
   /** Seconds since the epoch, or null when the token has no (readable) `exp`. */
   readonly expiresAt: number | null;
 }
@@ -28,9 +30,10 @@ export function readClaims(token: string): TokenClaims | null {
   if (parts.length !== 3 || !parts[1]) return null;
   try {
     const base64 = parts[1].replace(/-/g, '+').replace(/_/g, '/');
-    const json = JSON.parse(atob(base64.padEnd(Math.ceil(base64.length / 4) * 4, '='))) as { sub?: unknown; exp?: unknown };
+    const json = JSON.parse(atob(base64.padEnd(Math.ceil(base64.length / 4) * 4, '='))) as { sub?: unknown; exp?: unknown; iss?: unknown };
     return {
       userId: typeof json.sub === 'string' ? json.sub : null,
+      issuer: typeof json.iss === 'string' ? json.iss : null,
       expiresAt: typeof json.exp === 'number' ? json.exp : null,
     };
   } catch {

@@ -1,4 +1,4 @@
-import type { UsageByDayQuery } from '../client/generated/operations';
+import type { UsageByDayQuery } from '../../packages/client/src/generated/operations';
 
 export type UsageDay = UsageByDayQuery['usageByDay']['days'][number];
 type CountKey = 'completedTurns' | 'failedTurns' | 'cancelledTurns' | 'pendingTurns';

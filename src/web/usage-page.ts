@@ -1,4 +1,4 @@
-import { GatewayError, UsageByDayDocument, type UsageByDayQuery } from '../client';
+import { GatewayError, UsageByDayDocument, type UsageByDayQuery } from '../../packages/client/src';
 import type { App, Page } from './app';
 import { clear, formatNumber, formatUsd, h, svg } from './dom';
 import { layoutUsageChart, SERIES, tickDecimals, turnsOf, type ChartLayout, type UsageDay } from './usage-chart';

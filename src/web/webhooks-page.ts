@@ -5,7 +5,7 @@ import {
   WebhookEndpointsDocument,
   type WebhookDeliveryRowFragment,
   type WebhookEndpointsQuery,
-} from '../client';
+} from '../../packages/client/src';
 import type { App, Page } from './app';
 import { clear, formatNumber, h, statusBadge, timeAgo } from './dom';
 import { hrefOf } from './routes';

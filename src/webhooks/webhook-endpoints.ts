@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { LessThan, type EntityManager, type FindOptionsWhere } from 'typeorm';
+import { In, LessThan, type EntityManager, type FindOptionsWhere } from 'typeorm';
 import { isAdmin, type Caller } from '../domain/caller';
 import { conflict, forbidden, notFound } from '../domain/errors';
 import { assertPageSize, decodeCursor, encodeCursor, malformedCursor, type Page, type PageRequest } from '../domain/pagination';
@@ -72,6 +72,22 @@ export class WebhookEndpoints {
       order: { createdDate: 'ASC', id: 'ASC' },
     });
     return rows.map(toEndpointRecord);
+  }
+
+  /**
+   * Endpoints and deliveries of the caller's org by id, for `node`/`nodes`: to anyone but an
+   * admin there are none (empty, not FORBIDDEN), so the answer says nothing about which ids exist.
+   */
+  async endpointsByIds(caller: Caller, ids: readonly string[]): Promise<WebhookEndpointRecord[]> {
+    if (!isAdmin(caller) || ids.length === 0) return [];
+    const rows = await this.db.dataSource.manager.find(this.db.entities.webhookEndpoints, { where: { orgId: caller.orgId, id: In([...ids]) } });
+    return rows.map(toEndpointRecord);
+  }
+
+  async deliveriesByIds(caller: Caller, ids: readonly string[]): Promise<WebhookDeliveryRecord[]> {
+    if (!isAdmin(caller) || ids.length === 0) return [];
+    const rows = await this.db.dataSource.manager.find(this.db.entities.webhookDeliveries, { where: { orgId: caller.orgId, id: In([...ids]) } });
+    return rows.map(toDeliveryRecord);
   }
 
   async create(caller: Caller, input: WebhookEndpointInput): Promise<WebhookEndpointWithSecret> {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Caller } from '../../src/domain/caller';
 import { issueToken } from '../../src/server/auth';
-import { launchBrowser, type TestBrowser } from '../support/browser';
+import { launchBrowser, signInByPaste, type TestBrowser } from '../support/browser';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
 import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process';
 import { describeWithBrowser } from '../support/services';
@@ -58,7 +58,7 @@ describeWithBrowser('fork lineage in the dashboard in Chromium', () => {
 
   it('forks at a finished turn with "Fork here", opens the fork, and links fork and source both ways', async () => {
     const { page, problems } = await browser.open();
-    await page.goto(`${server.url}/dashboard#token=${tokenOf(alice)}`);
+    await signInByPaste(page, `${server.url}/dashboard`, tokenOf(alice), WAIT);
     await page.locator('[data-testid="session-row"]').first().waitFor(WAIT);
     await page.goto(`${server.url}/dashboard#/sessions/${sessionId}`);
     const firstTurn = page.locator(`[data-testid="turn-row"][data-turn-id="${turnIds[0]}"]`);

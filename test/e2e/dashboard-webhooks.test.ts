@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Caller } from '../../src/domain/caller';
 import { issueToken } from '../../src/server/auth';
-import { launchBrowser, type TestBrowser } from '../support/browser';
+import { launchBrowser, signInByPaste, type TestBrowser } from '../support/browser';
 import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process';
 import { describeWithBrowser } from '../support/services';
 import { alice, boss } from '../support/testkit';
@@ -75,7 +75,7 @@ describeWithBrowser('the webhooks page of the dashboard in Chromium', () => {
 
   it('lists the endpoints with their deliveries for an admin, and redelivers a failed one', async () => {
     const { page, problems } = await browser.open();
-    await page.goto(`${server.url}/dashboard#token=${tokenOf(boss)}`);
+    await signInByPaste(page, `${server.url}/dashboard`, tokenOf(boss), WAIT);
     await page.locator('nav a[data-page="webhooks"]').click(WAIT);
     const card = page.locator(`[data-testid="webhook-endpoint"][data-endpoint-id="${endpointId}"]`);
     await card.waitFor(WAIT);
@@ -103,7 +103,7 @@ describeWithBrowser('the webhooks page of the dashboard in Chromium', () => {
 
   it('offers the page to admins only', async () => {
     const { page, problems } = await browser.open();
-    await page.goto(`${server.url}/dashboard#token=${tokenOf(alice)}`);
+    await signInByPaste(page, `${server.url}/dashboard`, tokenOf(alice), WAIT);
     await page.locator('nav a[data-page="usage"]').waitFor(WAIT);
     expect(await page.locator('nav a[data-page="webhooks"]').count()).toBe(0);
     await page.goto(`${server.url}/dashboard#/webhooks`);

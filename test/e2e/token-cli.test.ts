@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { SharedSecretTokenVerifier } from '../../src/auth/shared-secret.adapter';
 import { authenticate } from '../../src/server/auth';
 
 const root = resolve(__dirname, '../..');
@@ -18,7 +19,7 @@ describe('npm run token', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
     expect(`${stdout}${stderr}`).not.toMatch(/#token=|\?token=|https?:\/\/\S*eyJ/);
-    expect(authenticate(`Bearer ${lines[0]}`, SECRET).caller).toMatchObject({ userId: 'user-2', orgId: 'acme', roles: ['admin'] });
+    expect((await authenticate(`Bearer ${lines[0]}`, new SharedSecretTokenVerifier(SECRET))).caller).toMatchObject({ userId: 'user-2', orgId: 'acme', roles: ['admin'] });
   });
 
   it('tells a person at a terminal where to paste it, still without it in the address', async () => {

@@ -24,7 +24,7 @@ export type ActiveFileInput = {
 };
 
 /** Which vector collection and LLM environment a session uses. */
-export type AgentContext = {
+export type AgentContext = Node & {
   __typename?: 'AgentContext';
   defaultModel: Scalars['String']['output'];
   description?: Maybe<Scalars['String']['output']>;
@@ -91,7 +91,7 @@ export type AgentFinalResponse = {
   userWarnings?: Maybe<Array<Scalars['String']['output']>>;
 };
 
-export type AgentSession = {
+export type AgentSession = Node & {
   __typename?: 'AgentSession';
   agentContext?: Maybe<AgentContext>;
   agentContextId: Scalars['ID']['output'];
@@ -238,6 +238,8 @@ export type AgentSessionSummaryConnection = {
   edges: Array<AgentSessionSummaryEdge>;
   pageInfo: PageInfo;
   totalCount: Scalars['Int']['output'];
+  /** True when totalCount stopped at 10,000 and more sessions match: it is a lower bound (show "10,000+"). */
+  totalCountIsLowerBound: Scalars['Boolean']['output'];
 };
 
 export type AgentSessionSummaryEdge = {
@@ -246,7 +248,7 @@ export type AgentSessionSummaryEdge = {
   node: AgentSessionSummary;
 };
 
-export type AgentSessionTurn = {
+export type AgentSessionTurn = Node & {
   __typename?: 'AgentSessionTurn';
   activeFileRefs: Array<AgentSessionActiveFileRef>;
   agentAnswerSummary?: Maybe<Scalars['String']['output']>;
@@ -328,7 +330,7 @@ export type ClientKind =
   | 'THICK_CLIENT';
 
 /** System prompt, model, temperature and client tools of a conversation. */
-export type ConversationContext = {
+export type ConversationContext = Node & {
   __typename?: 'ConversationContext';
   description?: Maybe<Scalars['String']['output']>;
   id: Scalars['ID']['output'];
@@ -477,7 +479,7 @@ export type MutationUpsertConversationContextArgs = {
   input: ConversationContextInput;
 };
 
-/** An object with a global id. */
+/** An object with a global id: `node(id:)` fetches it again. */
 export type Node = {
   id: Scalars['ID']['output'];
 };
@@ -497,6 +499,9 @@ export type PageInfo = {
   __typename?: 'PageInfo';
   endCursor?: Maybe<Scalars['String']['output']>;
   hasNextPage: Scalars['Boolean']['output'];
+  /** Lists that page only forward (first/after) may answer false. */
+  hasPreviousPage: Scalars['Boolean']['output'];
+  startCursor?: Maybe<Scalars['String']['output']>;
 };
 
 export type Query = {
@@ -510,9 +515,13 @@ export type Query = {
   agentSessionsForUser: AgentSessionSummaryConnection;
   conversationContexts: Array<ConversationContext>;
   lastAgentSessionTurn?: Maybe<AgentSessionTurn>;
-  /** The newest status-event id handed out so far. Read it before loading a list, then subscribe with it as afterEventId: nothing that changes after this query is missed. */
+  /** The newest status-event id handed out so far in the caller's org (ids are per org). Read it before loading a list, then subscribe with it as afterEventId: nothing that changes after this query is missed. */
   latestEventId: Scalars['ID']['output'];
   me: Viewer;
+  /** The object with this id, or null when there is none the caller may see. */
+  node?: Maybe<Node>;
+  /** The objects with these ids, in their order; null where there is none the caller may see. At most 100 ids. */
+  nodes: Array<Maybe<Node>>;
   /** Turns whose retrieval returned this chunk (a vector point id), newest first. */
   turnsUsingChunk: AgentSessionTurnConnection;
   /** Turns that used the file version with this SHA-256: as an active file, or through a retrieved chunk cut from it. Newest first. */
@@ -538,21 +547,35 @@ export type QueryAgentSessionTurnArgs = {
 
 export type QueryAgentSessionsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
   filter?: InputMaybe<AgentSessionFilter>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
   orderBy?: InputMaybe<AgentSessionOrder>;
 };
 
 
 export type QueryAgentSessionsForUserArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
   userId: Scalars['ID']['input'];
 };
 
 
 export type QueryLastAgentSessionTurnArgs = {
   sessionId: Scalars['ID']['input'];
+};
+
+
+export type QueryNodeArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type QueryNodesArgs = {
+  ids: Array<Scalars['ID']['input']>;
 };
 
 
@@ -708,7 +731,7 @@ export type TurnOutputDelta = {
 export type TurnStatusChangedEvent = {
   __typename?: 'TurnStatusChangedEvent';
   createdByUser: EntityHeader;
-  /** Durable, strictly increasing across the whole deployment; pass it back as afterEventId to resume. */
+  /** Durable, strictly increasing within the org (each org has its own sequence); pass it back as afterEventId to resume. */
   eventId: Scalars['ID']['output'];
   previousStatus?: Maybe<AgentSessionTurnStatus>;
   sequenceNumber: Scalars['Int']['output'];
@@ -716,7 +739,7 @@ export type TurnStatusChangedEvent = {
   sessionId: Scalars['ID']['output'];
   status: AgentSessionTurnStatus;
   statusTimeStamp: Scalars['DateTimeISO']['output'];
-  /** Resolvable like any turn/summary (DataLoader-batched). */
+  /** The turn as it is when the event is delivered (DataLoader-batched). On an event replayed from afterEventId that can be later than the change: status, previousStatus and statusTimeStamp are the change itself, as stored when it happened. */
   turn: AgentSessionTurn;
   turnId: Scalars['ID']['output'];
 };
@@ -775,7 +798,7 @@ export type WebhookAttempt = {
   statusCode?: Maybe<Scalars['Int']['output']>;
 };
 
-export type WebhookDelivery = {
+export type WebhookDelivery = Node & {
   __typename?: 'WebhookDelivery';
   /** Oldest first (the newest 50). */
   attempts: Array<WebhookAttempt>;

@@ -45,7 +45,7 @@ describe('dashboard queries', () => {
     const { live } = t.gateway.services;
     const sessions = t.gateway.sessions.lifecycle;
     const before = await t.gql<{ latestEventId: string }>(tokenOf(alice), '{ latestEventId }');
-    expect(before.body.data?.latestEventId).toBe(String(await live.history.latestId()));
+    expect(before.body.data?.latestEventId).toBe(String(await live.history.latestId('acme')));
     const session = await sessions.createSession(alice, { name: 'cursor', agentContextId: 'ac' });
     await addTurn(sessions, alice, session.id);
     const after = await t.gql<{ latestEventId: string }>(tokenOf(alice), '{ latestEventId }');

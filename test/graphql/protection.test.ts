@@ -191,7 +191,7 @@ describe('NODE_ENV=production', () => {
   });
 
   it('answers every REST error with the request id, the caller\'s own when it sends a plain one', async () => {
-    // POST /api/ai/agent/execute runs outside express (server/plain-lane.ts); the trailing slash still goes through it.
+    // Every route shares one body parser and one error presenter; the trailing slash reaches the same route.
     for (const path of ['/api/ai/agent/execute', '/api/ai/agent/execute/']) {
       const refused = await fetch(`${t.url}${path}`, {
         method: 'POST',
@@ -206,7 +206,7 @@ describe('NODE_ENV=production', () => {
     expect(missing.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  // POST /graphql runs outside express (server/plain-lane.ts); /graphql/ still goes through it.
+  // The one body parser and error presenter answer /graphql and /graphql/ alike.
   it.each(['/graphql', '/graphql/'])('answers a body POST %s cannot read with a coded GraphQL error and the request id', async (path) => {
     const post = (body: string) =>
       fetch(`${t.url}${path}`, {

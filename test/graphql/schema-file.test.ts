@@ -21,7 +21,7 @@ describe('generated artefacts', () => {
     expect(ID.parseValue('corp\uFFFD')).toBe('corp\uFFFD');
   });
 
-  it('test/generated and src/client/generated match their operations and the schema (run `npm run codegen`)', async () => {
+  it('test/generated and packages/client/src/generated match their operations and the schema (run `npm run codegen`)', async () => {
     // The codegen CLI is ESM inside; jest cannot load it, so run it as `npm run codegen` would.
     const bin = resolve(root, 'node_modules/.bin/graphql-codegen');
     await expect(promisify(execFile)(process.execPath, [bin, '--config', 'codegen.yml', '--check'], { cwd: root })).resolves.toBeDefined();

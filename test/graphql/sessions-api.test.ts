@@ -117,6 +117,36 @@ describe('agentSessions', () => {
     },
   );
 
+  it('pages backward with last/before, with both PageInfo flags and cursors, and refuses mixing directions', async () => {
+    const BACK = `query Back($last: Int, $before: String, $first: Int, $after: String) {
+      agentSessions(orderBy: NAME_ASC, last: $last, before: $before, first: $first, after: $after) {
+        totalCount totalCountIsLowerBound
+        pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+        edges { node { name } }
+      }
+    }`;
+    type Back = { agentSessions: { totalCount: number; totalCountIsLowerBound: boolean; pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string; endCursor: string }; edges: { node: { name: string } }[] } };
+    const page = async (variables: Record<string, unknown>) => (await t.gql<Back>(tokenOf(boss), BACK, variables)).body;
+    const all = (await page({ first: 7 })).data!.agentSessions.edges.map((e) => e.node.name);
+    const tail = (await page({ last: 3 })).data!.agentSessions;
+    expect(tail.edges.map((e) => e.node.name)).toEqual(all.slice(4));
+    expect(tail.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: true });
+    expect(tail).toMatchObject({ totalCount: 7, totalCountIsLowerBound: false });
+    const before = (await page({ last: 3, before: tail.pageInfo.startCursor })).data!.agentSessions;
+    expect(before.edges.map((e) => e.node.name)).toEqual(all.slice(1, 4));
+    expect(before.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: true });
+    const head = (await page({ last: 3, before: before.pageInfo.startCursor })).data!.agentSessions;
+    expect(head.edges.map((e) => e.node.name)).toEqual(all.slice(0, 1));
+    expect(head.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false });
+    // Forward from the middle: hasPreviousPage says what lies behind the cursor.
+    const forward = (await page({ first: 2, after: head.pageInfo.endCursor })).data!.agentSessions;
+    expect(forward.edges.map((e) => e.node.name)).toEqual(all.slice(1, 3));
+    expect(forward.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: true });
+    for (const mixed of [{ first: 2, last: 2 }, { last: 2, after: head.pageInfo.endCursor }]) {
+      expect((await page(mixed)).errors?.[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT' } });
+    }
+  });
+
   it('applies every filter field', async () => {
     const names = async (filter: Record<string, unknown>, c: Caller = boss) =>
       (await t.gql<ListData>(tokenOf(c), LIST, { filter, first: 100, orderBy: 'NAME_ASC' })).body.data?.agentSessions.edges
@@ -125,9 +155,11 @@ describe('agentSessions', () => {
     expect(await names({ participantId: 'alice' })).toEqual(['Bravo', 'alpha', 'bob public', 'charlie', 'delta_x', 'echo%']);
     expect(await names({ ownerUserId: 'bob' })).toEqual(['bob private', 'bob public']);
     expect(await names({ repo: 'acme/api' })).toEqual(['alpha']);
-    expect(await names({ workspaceId: 'alice.laptop', search: 'HAR' })).toEqual(['charlie']);
-    expect(await names({ search: '_' })).toEqual(['delta_x']);
-    expect(await names({ search: '%' })).toEqual(['echo%']);
+    // Search: each word begins a word of the name or description (issue 35's full-text rule).
+    expect(await names({ workspaceId: 'alice.laptop', search: 'CHAR' })).toEqual(['charlie']);
+    expect(await names({ search: 'delt' })).toEqual(['delta_x']);
+    expect(await names({ search: 'echo' })).toEqual(['echo%']);
+    expect(await names({ search: 'harlie' })).toEqual([]);
     expect(await names({ lastTurnStatus: 'COMPLETED' })).toEqual(['bob public']);
     expect(await names({ agentContextId: aliceSessions[0]!.agentContextId, conversationContextId: aliceSessions[0]!.conversationContextId })).toHaveLength(5);
     const future = new Date(Date.now() + 3600_000).toISOString();
@@ -152,6 +184,7 @@ describe('agentSessions', () => {
     ['first: 101', { first: 101 }, 'BAD_USER_INPUT'],
     ['a malformed cursor', { after: 'garbage!' }, 'BAD_USER_INPUT'],
     ['a cursor of another ordering', { after: Buffer.from('["NAME_ASC","x","y"]').toString('base64url') }, 'BAD_USER_INPUT'],
+    ['a search without a word of three letters or digits', { filter: { search: '% _' } }, 'BAD_USER_INPUT'],
     ['an unknown enum value', { orderBy: 'SIZE_DESC' }, 'BAD_USER_INPUT'],
     ['an over-long search', { filter: { search: 's'.repeat(201) } }, 'BAD_USER_INPUT'],
     ['a malformed date', { filter: { updatedAfter: 'yesterday' } }, 'BAD_USER_INPUT'],

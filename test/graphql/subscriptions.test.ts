@@ -179,31 +179,31 @@ describe('sessionActivity', () => {
     await refused.done;
     expect(refused.results[0]?.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
 
-    const doomed = await newSession(alice, 'd-doomed');
+    const doomed = await newSession(alice, 'dlt-doomed');
     const pending = await addTurn(sessions, alice, doomed.id);
     await sessions.deleteSession(alice, doomed.id);
-    const withDeleted = subscribe<Activity>(connect(boss), ACTIVITY, { filter: { includeDeleted: true, search: 'd-' } });
-    const withoutDeleted = subscribe<Activity>(connect(boss), ACTIVITY, { filter: { search: 'd-' } });
-    const owner = subscribe<Activity>(connect(alice), ACTIVITY, { filter: { search: 'd-' } });
+    const withDeleted = subscribe<Activity>(connect(boss), ACTIVITY, { filter: { includeDeleted: true, search: 'dlt' } });
+    const withoutDeleted = subscribe<Activity>(connect(boss), ACTIVITY, { filter: { search: 'dlt' } });
+    const owner = subscribe<Activity>(connect(alice), ACTIVITY, { filter: { search: 'dlt' } });
     await waitUntil(() => subscribers() === 3);
     // The turn that was running when its session was deleted still finishes.
     await completeTurn(sessions, alice, doomed.id, pending.id);
-    const marker = await newSession(alice, 'd-marker');
+    const marker = await newSession(alice, 'dlt-marker');
     await addTurn(sessions, alice, marker.id);
     await Promise.all([withDeleted.waitFor(2), withoutDeleted.waitFor(1), owner.waitFor(1)]);
-    expect(names(withDeleted)).toEqual(['d-doomed', 'd-marker']);
-    expect(names(withoutDeleted)).toEqual(['d-marker']);
-    expect(names(owner)).toEqual(['d-marker']);
+    expect(names(withDeleted)).toEqual(['dlt-doomed', 'dlt-marker']);
+    expect(names(withoutDeleted)).toEqual(['dlt-marker']);
+    expect(names(owner)).toEqual(['dlt-marker']);
   });
 });
 
 describe('authorisation at delivery time', () => {
   it('stops a session feed once the session is made private, and skips it in the activity feed', async () => {
     const sessions = t.gateway.sessions.lifecycle;
-    const revoked = await newSession(bob, 'r-revoked', { isPublic: true });
-    const stillMine = await newSession(alice, 'r-still-mine');
+    const revoked = await newSession(bob, 'rvk-revoked', { isPublic: true });
+    const stillMine = await newSession(alice, 'rvk-still-mine');
     const feed = subscribe<{ turnStatusChanged: StatusEvent }>(connect(alice), STATUS, { sessionId: revoked.id });
-    const activity = subscribe<Activity>(connect(alice), ACTIVITY, { filter: { search: 'r-' } });
+    const activity = subscribe<Activity>(connect(alice), ACTIVITY, { filter: { search: 'rvk' } });
     await waitUntil(() => subscribers() === 2);
 
     const turn = await addTurn(sessions, bob, revoked.id, 'while public');
@@ -218,7 +218,7 @@ describe('authorisation at delivery time', () => {
     expect(feed.results[1]).toEqual({ data: null, errors: [expect.objectContaining({ extensions: { code: 'NOT_FOUND' } })] });
     expect(JSON.stringify(feed.results)).not.toContain('secret answer');
     await activity.waitFor(2);
-    expect(names(activity)).toEqual(['r-revoked', 'r-still-mine']);
+    expect(names(activity)).toEqual(['rvk-revoked', 'rvk-still-mine']);
   });
 
   it('stops a non-admin feed when the session is deleted; admins keep following it', async () => {
@@ -320,7 +320,7 @@ describe('resume with afterEventId', () => {
     const { live } = t.gateway.services;
     const sessions = t.gateway.sessions.lifecycle;
     const session = await newSession(alice, 'busy session');
-    const startAt = await live.history.latestId();
+    const startAt = await live.history.latestId('acme');
     let writing = true;
     const writer = (async () => {
       for (let i = 0; i < 15; i++) {
@@ -329,7 +329,7 @@ describe('resume with afterEventId', () => {
       }
       writing = false;
     })();
-    await waitUntil(async () => (await live.history.latestId()) > startAt + 6, 5_000, 'some events to exist');
+    await waitUntil(async () => (await live.history.latestId('acme')) > startAt + 6, 5_000, 'some events to exist');
     const feed = subscribe<{ turnStatusChanged: StatusEvent }>(connect(alice), STATUS, { sessionId: session.id, after: String(startAt) });
     await writer;
     expect(writing).toBe(false);

@@ -86,7 +86,7 @@ describe('a subscriber that stops reading', () => {
     const session = await sessions.createSession(alice, { name: 'followed', agentContextId: 'ac' });
     const busy = await sessions.createSession(alice, { name: 'streams a lot', agentContextId: 'ac' });
     const streaming = await addTurn(sessions, alice, busy.id);
-    const from = await live.history.latestId();
+    const from = await live.history.latestId('acme');
 
     const fastClient = wsClient(t.url, tokenOf(t, alice));
     clients.push(fastClient);

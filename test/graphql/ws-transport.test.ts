@@ -36,6 +36,28 @@ describe('the graphql-transport-ws protocol', () => {
   });
 
   it.each([
+    ['Authorization', (token: string) => ({ Authorization: `Bearer ${token}` })],
+    ['AUTHORIZATION', (token: string) => ({ AUTHORIZATION: `Bearer ${token}` })],
+    ['headers.authorization', (token: string) => ({ headers: { authorization: `Bearer ${token}` } })],
+    ['headers.Authorization', (token: string) => ({ headers: { Authorization: `Bearer ${token}` } })],
+  ])('acknowledges the token spelled as %s in connection_init', async (_spelling, payload) => {
+    const socket = raw();
+    await socket.send({ type: 'connection_init', payload: payload(tokenFor(t, alice)) });
+    await socket.waitForMessage('connection_ack');
+  });
+
+  it.each([
+    ['Authorization', (token: string) => ({ Authorization: `Bearer ${token}` })],
+    ['headers.authorization', (token: string) => ({ headers: { authorization: `Bearer ${token}` } })],
+    ['two spellings with different tokens', (token: string) => ({ authorization: `Bearer ${tokenFor(t, alice)}`, Authorization: `Bearer ${token}` })],
+  ])('closes with 4403 for a wrong token spelled as %s', async (_spelling, payload) => {
+    const socket = raw();
+    await socket.send({ type: 'connection_init', payload: payload(jwt.sign({ sub: 'alice', org: 'acme' }, 'other-secret', { expiresIn: 60 })) });
+    expect((await socket.closed).code).toBe(4403);
+    expect(socket.messages).toEqual([]);
+  });
+
+  it.each([
     ['no token', () => init(null)],
     ['a token that is not a JWT', () => init('not-a-jwt')],
     ['a token signed with another secret', () => init(jwt.sign({ sub: 'alice', org: 'acme' }, 'other-secret', { expiresIn: 60 }))],
@@ -200,7 +222,7 @@ describe('fan-out', () => {
       const { live } = t.gateway.services;
       const sessions = t.gateway.sessions.lifecycle;
       const session = await sessions.createSession(alice, { name: 'watched', agentContextId: 'ac', isPublic: true });
-      const after = String(await live.history.latestId());
+      const after = String(await live.history.latestId('acme'));
       const connect = (c: Caller) => {
         const client = wsClient(t.url, tokenFor(t, c));
         clients.push(client);

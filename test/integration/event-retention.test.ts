@@ -35,15 +35,15 @@ function retentionSuite(open: TestDatabaseFactory): void {
     await eventsAt(new Date('2026-03-04T00:00:00Z'), 2, session.id);
     const pruner = new EventPruner(history, 72, createLogger('silent'), () => new Date('2026-03-04T01:00:00Z'));
     await pruner.runOnce();
-    expect(await history.horizon()).toBe(3);
+    expect(await history.horizon('acme')).toBe(3);
     expect((await history.after({ orgId: 'acme' }, 0, 100)).map((e) => e.eventId)).toEqual([4, 5]);
-    await expect(history.assertResumable(2)).rejects.toMatchObject({ code: 'EVENTS_PRUNED', details: { oldestResumableEventId: '3' } });
-    await expect(history.assertResumable(3)).resolves.toBeUndefined();
-    await expect(history.assertResumable(6)).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
+    await expect(history.assertResumable('acme', 2)).rejects.toMatchObject({ code: 'EVENTS_PRUNED', details: { oldestResumableEventId: '3' } });
+    await expect(history.assertResumable('acme', 3)).resolves.toBeUndefined();
+    await expect(history.assertResumable('acme', 6)).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
     // Running again (or in another instance at the same time) changes nothing.
     await Promise.all([pruner.runOnce(), new EventPruner(history, 72, createLogger('silent'), () => new Date('2026-03-04T01:00:00Z')).runOnce()]);
-    expect(await history.horizon()).toBe(3);
-    expect(await history.latestId()).toBe(5);
+    expect(await history.horizon('acme')).toBe(3);
+    expect(await history.latestId('acme')).toBe(5);
   });
 
   it('deletes large backlogs in windows and never moves the horizon back', async () => {
@@ -52,10 +52,10 @@ function retentionSuite(open: TestDatabaseFactory): void {
     await eventsAt(new Date('2026-03-05T00:00:00Z'), 1, session.id);
     const statements = t.statements.length;
     const windowed = new TurnEventRepository(t.db, 5);
-    expect(await windowed.prune(new Date('2026-03-02T00:00:00Z'))).toEqual({ horizon: 12, deleted: 12 });
+    expect(await windowed.prune(new Date('2026-03-02T00:00:00Z'))).toEqual({ orgs: 1, deleted: 12 });
     expect(t.statements.slice(statements).filter((sql) => /^DELETE FROM/i.test(sql))).toHaveLength(3);
     expect((await history.after({ orgId: 'acme' }, 0, 100)).map((e) => e.eventId)).toEqual([13]);
-    expect(await windowed.prune(new Date('2026-02-01T00:00:00Z'))).toEqual({ horizon: 12, deleted: 0 });
+    expect(await windowed.prune(new Date('2026-02-01T00:00:00Z'))).toEqual({ orgs: 0, deleted: 0 });
   });
 
   it('lets concurrent pruners and writers run together', async () => {
@@ -69,7 +69,7 @@ function retentionSuite(open: TestDatabaseFactory): void {
       history.prune(new Date(Date.now() - 72 * HOUR)),
       addTurn(sessions, alice, session.id),
     ]);
-    expect(await history.horizon()).toBe(2);
+    expect(await history.horizon('acme')).toBe(2);
     expect((await history.after({ orgId: 'acme' }, 2, 10)).map((e) => e.eventId)).toEqual([3]);
   });
 }
@@ -97,7 +97,7 @@ describe('resuming from before the horizon over WebSocket', () => {
     await completeTurn(sessions, alice, session.id, turn.id);
     await addTurn(sessions, alice, session.id);
     await new TurnEventRepository(t.gateway.db).prune(new Date(Date.now() + 1000));
-    const horizon = await live.history.horizon();
+    const horizon = await live.history.horizon('acme');
     expect(horizon).toBe(3);
     await addTurn(sessions, alice, session.id);
 

@@ -63,7 +63,7 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
     }
     // The live machinery reads the event log in the background (gap catch-up after the
     // seed's concurrent writes, retention pruning); a list query never touches it.
-    return statementsOf(t).filter((sql) => !/\b(turn_events|event_counters)\b/.test(sql));
+    return statementsOf(t).filter((sql) => !/\b(turn_events|event_counters|org_event_counters)\b/.test(sql));
   }
 
   it.each([
@@ -129,44 +129,47 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
         expect(res.body.errors).toBeUndefined();
         const page = statementsOf(t).find((sql) => /\bLIMIT 26\b/.test(sql));
         expect(page).toBeDefined();
-        const plan = await t.gateway.db.dataSource.query<{ detail: string }[]>(`EXPLAIN QUERY PLAN ${page}`, ['acme', 'user-2', 'acme', 'user-2']);
+        const plan = (await t.gateway.db.dataSource.query(`EXPLAIN QUERY PLAN ${page}`, ['acme', 'user-2', 'acme', 'user-2'])) as { detail: string }[];
         const steps = plan.map((p) => p.detail).join(' | ');
-        expect(steps).toMatch(/SEARCH s USING INDEX idx_sessions_org_(updated|created|name)/);
+        expect(steps).toMatch(/SEARCH s USING INDEX idx_sessions_list_(updated|created|name)/);
         expect(steps).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
       },
     );
   }
 
-  it("counts a member's sessions from the visibility index, not from the sessions' rows, also once the database has statistics", async () => {
+  it("counts a member's sessions from the counters and their own participations, not from the org's sessions, also once the database has statistics", async () => {
     await t.gateway.db.dataSource.query(database === 'sqlite' ? 'ANALYZE' : 'ANALYZE TABLE agent_sessions');
     const token = t.token({ userId: 'user-2', roles: [] });
     t.statements.length = 0;
     const res = await t.gql(token, '{ agentSessions(first: 25) { totalCount edges { node { id } } } }');
     expect(res.body.errors).toBeUndefined();
-    const count = statementsOf(t).find((sql) => /COUNT\(\*\)/.test(sql) && /\bagent_sessions s\b/.test(sql));
+    const count = statementsOf(t).find((sql) => /\bagent_session_counts\b/.test(sql));
     expect(count).toBeDefined();
-    const params = ['acme', 'user-2', 'acme', 'user-2'];
+    const params = ['acme', 'user-2', 'acme', 'user-2', 'acme', 'user-2'];
     if (database === 'sqlite') {
-      const plan = await t.gateway.db.dataSource.query<{ detail: string }[]>(`EXPLAIN QUERY PLAN ${count}`, params);
-      expect(plan.map((p) => p.detail).join(' | ')).toMatch(/SEARCH s USING COVERING INDEX idx_sessions_org_visible/);
+      const plan = (await t.gateway.db.dataSource.query(`EXPLAIN QUERY PLAN ${count}`, params)) as { detail: string }[];
+      const steps = plan.map((p) => p.detail).join(' | ');
+      expect(steps).toMatch(/SEARCH cp USING (COVERING )?INDEX idx_participants_org_user/);
+      expect(steps).toMatch(/SEARCH cs USING INDEX sqlite_autoindex_agent_sessions_1 \(id=\?\)/);
+      expect(steps).not.toMatch(/SCAN (cs|cp)\b/);
     } else {
-      const plan = await t.gateway.db.dataSource.query<{ table: string; key: string | null; Extra: string }[]>(`EXPLAIN ${count}`, params);
-      const sessions = plan.find((step) => step.table === 's');
-      expect(sessions?.key).toBe('idx_sessions_org_visible');
-      expect(sessions?.Extra).toMatch(/Using index/);
+      const plan = (await t.gateway.db.dataSource.query(`EXPLAIN ${count}`, params)) as { table: string; key: string | null; type: string }[];
+      expect(plan.find((step) => step.table === 'cp')?.key).toBe('idx_participants_org_user');
+      expect(plan.find((step) => step.table === 'cs')?.type).toBe('eq_ref');
+      expect(plan.find((step) => step.table === 'agent_session_counts')?.type).not.toBe('ALL');
     }
   });
 
   if (database === 'mysql') {
-    it("looks a member's participations up by (org, user) for the page and the count, not by scanning that index", async () => {
+    it("looks a member's participations up by (org, user) for the page, not by scanning that index", async () => {
       const token = t.token({ userId: 'user-2', roles: [] });
       t.statements.length = 0;
       const res = await t.gql(token, '{ agentSessions(first: 25) { totalCount edges { node { id } } } }');
       expect(res.body.errors).toBeUndefined();
       const list = statementsOf(t).filter((sql) => /\bagent_sessions s\b/.test(sql));
-      expect(list).toHaveLength(2);
+      expect(list).toHaveLength(1);
       for (const sql of list) {
-        const plan = await t.gateway.db.dataSource.query<{ table: string; type: string }[]>(`EXPLAIN ${sql}`, ['acme', 'user-2', 'acme', 'user-2']);
+        const plan = (await t.gateway.db.dataSource.query(`EXPLAIN ${sql}`, ['acme', 'user-2', 'acme', 'user-2'])) as { table: string; type: string }[];
         expect(plan.find((step) => step.table === 'vp')?.type).toBe('ref');
       }
     });
@@ -188,7 +191,7 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
       t.statements.length = 0;
       const res = await t.gql<{ agentSessions: { edges: { node: { id: string; agentContextName?: string | null } }[] } }>(token, query);
       expect(res.body.errors).toBeUndefined();
-      const statements = statementsOf(t).filter((sql) => !/\b(turn_events|event_counters)\b/.test(sql));
+      const statements = statementsOf(t).filter((sql) => !/\b(turn_events|event_counters|org_event_counters)\b/.test(sql));
       return { nodes: res.body.data!.agentSessions.edges.map((e) => e.node), statements };
     };
     const plain = await pageOf('{ agentSessions(first: 25) { edges { node { id name } } } }');

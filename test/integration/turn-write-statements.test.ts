@@ -53,7 +53,7 @@ function statementsSuite(database: 'sqlite' | 'mysql', expected: { total: number
     expect(next.body.errors).toBeUndefined();
     await waitUntil(() => transactions(h.statements).length >= 2 && /COMMIT\s*$/.test(h.statements.at(-1) ?? ''));
     // Live subscriptions' background reads of the event log are not the execute's.
-    const statements = h.statements.filter((sql) => !/^SELECT\b.*\b(turn_events|event_counters)\b/s.test(sql));
+    const statements = h.statements.filter((sql) => !/^SELECT\b.*\b(turn_events|event_counters|org_event_counters)\b/s.test(sql));
     const [addTurn, settle] = transactions(statements);
     expect([addTurn?.length, settle?.length]).toEqual(expected.perTransaction);
     expect(statements).toHaveLength(expected.total);
@@ -85,7 +85,7 @@ function rollbackSuite(open: () => Promise<TestDatabase>): void {
   it('rolls back a turn whose insert fails: no counter move, no event, the next turn still gets the next number', async () => {
     const session = await store.lifecycle.createSession(alice, { name: 'Rollback', agentContextId: 'ac-1' });
     const first = await store.lifecycle.addTurn(alice, session.id, { instructionSummary: 'one' });
-    const events = async () => Number((await t.db.dataSource.query<{ value: number }[]>("SELECT value FROM event_counters WHERE name = 'turn_events'"))[0]?.value);
+    const events = async () => Number(((await t.db.dataSource.query("SELECT last_id FROM org_event_counters WHERE org_id = 'acme'")) as { last_id: number }[])[0]?.last_id);
     const before = await events();
     await expect(store.lifecycle.addTurn(alice, session.id, { id: first.id, instructionSummary: 'same id' })).rejects.toThrow();
     expect(await events()).toBe(before);

@@ -11,7 +11,7 @@ import {
   type GatewayClient,
   type SessionActivitySubscription,
   type TurnStatusChangedSubscription,
-} from '../../src/client';
+} from '../../packages/client/src';
 import type { Caller } from '../../src/domain/caller';
 import type { SessionStore } from '../../src/sessions/session-store';
 import { describeWithMysql, describeWithRedis } from '../support/services';
@@ -103,11 +103,28 @@ function clientSuite(options: () => GatewayOptions, transport: 'ws' | 'sse'): vo
     expect(bad).toMatchObject({ code: 'BAD_USER_INPUT' });
   });
 
+  it('onStatus says connected while any of several subscriptions is open, disconnected once none is', async () => {
+    const one = await sessions.createSession(alice, { name: 'status one', agentContextId: 'ac' });
+    const two = await sessions.createSession(alice, { name: 'status two', agentContextId: 'ac' });
+    const client = connect(alice);
+    const stopOne = client.subscribe(TurnStatusChangedDocument, { sessionId: one.id }, new Seen<TurnStatusChangedSubscription>().observer);
+    await waitUntil(() => subscribers() === 1 && lastStatus.get(client) === 'connected', 10_000, 'the first subscription');
+    const stopTwo = client.subscribe(TurnStatusChangedDocument, { sessionId: two.id }, new Seen<TurnStatusChangedSubscription>().observer);
+    await waitUntil(() => subscribers() === 2, 10_000, 'the second subscription');
+    // A second stream opening must not leave the client saying it is still connecting.
+    await waitUntil(() => lastStatus.get(client) === 'connected', 10_000, 'connected with two subscriptions');
+    stopOne();
+    await waitUntil(() => subscribers() === 1, 10_000, 'one subscription left');
+    expect(lastStatus.get(client)).toBe('connected');
+    stopTwo();
+    await waitUntil(() => lastStatus.get(client) === 'disconnected', 10_000, 'disconnected with none left');
+  });
+
   it('resumes status feeds across several dropped connections: every event once, in order', async () => {
     const mine = await sessions.createSession(alice, { name: 'resume me', agentContextId: 'ac' });
     const other = await sessions.createSession(bob, { name: 'elsewhere', agentContextId: 'ac' });
     const { history } = t.gateway.services.live;
-    const start = await history.latestId();
+    const start = await history.latestId('acme');
     const org = new Seen<SessionActivitySubscription>();
     const session = new Seen<TurnStatusChangedSubscription>();
     // No afterEventId: the client pins the newest id itself, so even a drop before the first event loses nothing.

@@ -99,3 +99,11 @@ function readHistory(dir: string): BrowserHistory {
   const bytes = Buffer.concat(files.map((file) => readFileSync(file)));
   return { urls, contains: (text) => bytes.includes(text) || bytes.includes(Buffer.from(text, 'utf16le')) };
 }
+
+/** Opens the dashboard at `dashboardUrl` and signs in by pasting `token` into its form (the token never enters an address). */
+export async function signInByPaste(page: Page, dashboardUrl: string, token: string, wait: { timeout: number }): Promise<void> {
+  await page.goto(dashboardUrl);
+  await page.locator('#token-input').waitFor(wait);
+  await page.fill('#token-input', token);
+  await page.click('form.sign-in button[type="submit"]');
+}

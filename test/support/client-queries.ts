@@ -90,7 +90,7 @@ export interface ClientOperation {
 
 /**
  * Every operation real clients send: the dashboard queries above, each operation in
- * test/operations/*.graphql and src/client/operations/*.graphql (when that folder exists),
+ * test/operations/*.graphql and packages/client/src/operations/*.graphql (when that folder exists),
  * and the queries the README shows. Page-size variables are set to `pageSize`; other
  * required variables get a placeholder of their type.
  */
@@ -98,7 +98,7 @@ export function clientOperations(schema: GraphQLSchema, pageSize: number): Clien
   const sources: { name: string; text: string }[] = [
     { name: 'dashboard', text: `${SUMMARY_PAGE}\n${SESSION_TURNS}` },
     // One document per folder: an operation may spread a fragment another file of its folder defines.
-    ...['test/operations', 'src/client/operations']
+    ...['test/operations', 'packages/client/src/operations']
       .map((dir) => ({ name: dir, text: graphqlFiles(join(ROOT, dir)).map((file) => readFileSync(join(ROOT, dir, file), 'utf8')).join('\n') }))
       .filter(({ text }) => text.trim() !== ''),
     ...readmeQueries().map((text, i) => ({ name: `README query ${i + 1}`, text })),

@@ -1,7 +1,7 @@
 import { getNullableType, isListType, isObjectType, parse } from 'graphql';
 import { DEFAULT_MAX_COST } from '../../src/config';
 import * as costModel from '../../src/graphql/cost';
-import { costVariables, costVerdict, LIST_SIZES, operationCost } from '../../src/graphql/cost';
+import { ARGUMENT_SIZED_LISTS, costVariables, costVerdict, LIST_SIZES, operationCost } from '../../src/graphql/cost';
 import { createProtection } from '../../src/graphql/protection';
 import { gatewaySchema } from '../../src/graphql/schema';
 
@@ -27,6 +27,8 @@ describe('the cost model', () => {
     expect(cost('query Q($n: Int = 7) { agentSession(id: "s") { turns(first: $n) { edges { node { id } } } } }')).toBe(30);
     // agentSessions(first: Int = 25): 1 + 25 × (edges 1 + (1 + node (1 + id 1)))
     expect(cost('{ agentSessions { edges { node { id } } } }')).toBe(101);
+    // A backward page: `last` sizes it (first's default is still counted: an overestimate of 25 at most).
+    expect(cost('{ agentSessions(last: 100) { edges { node { id } } } }')).toBe(401);
   });
 
   it('caps the page at the largest page a resolver serves (it refuses larger ones itself)', () => {
@@ -45,6 +47,12 @@ describe('the cost model', () => {
     expect(cost('{ me { roles } }')).toBe(1 + 1 + LIST_SIZES['Viewer.roles']!);
   });
 
+  it('prices nodes(ids:) by the ids it is given', () => {
+    // nodes 1 + 3 × (1 + (id 1 + __typename 1))
+    expect(cost('{ nodes(ids: ["a", "b", "c"]) { id __typename } }')).toBe(1 + 3 * 3);
+    expect(cost('query N($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids: ['a'] })).toBe(1 + 2);
+  });
+
   it('counts fragments where they are spread, and only the operation that runs', () => {
     const withFragment = `query A { agentSession(id: "s") { ...F } } query B { me { roles } }
       fragment F on AgentSession { turns(first: 10) { edges { node { id } } } }`;
@@ -60,7 +68,8 @@ describe('the cost model', () => {
         if (isListType(getNullableType(field.type)) && !field.args.some((a) => a.name === 'first')) lists.push(`${type.name}.${field.name}`);
       }
     }
-    expect(Object.keys(LIST_SIZES).sort()).toEqual(lists.sort());
+    expect(Object.keys(LIST_SIZES).sort()).toEqual(lists.filter((l) => !(l in ARGUMENT_SIZED_LISTS)).sort());
+    expect(Object.keys(ARGUMENT_SIZED_LISTS).every((l) => lists.includes(l))).toBe(true);
   });
 
   it('refuses over the limit with the cost and the limit in the message', () => {

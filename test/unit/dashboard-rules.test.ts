@@ -1,9 +1,9 @@
 import { parse } from 'graphql';
-import { SessionActivityDocument, TurnOutputDocument, TurnStatusChangedDocument, type SessionRowFragment } from '../../src/client';
-import { compareEventIds, ResumePoint, resumePlanOf } from '../../src/client/resume';
+import { SessionActivityDocument, TurnOutputDocument, TurnStatusChangedDocument, type SessionRowFragment } from '../../packages/client/src';
+import { compareEventIds, ResumePoint, resumePlanOf } from '../../packages/client/src/resume';
 import { assertUsageDays, fillUsageDays, usageWindow } from '../../src/domain/usage-days';
 import { hrefOf, parseRoute } from '../../src/web/routes';
-import { applyActivity, type SessionTable } from '../../src/web/session-rows';
+import { applyActivity, totalText, type SessionTable } from '../../src/web/session-rows';
 import { hasTokenInFragment, readClaims, tokenProblem } from '../../src/web/token';
 import { layoutUsageChart, niceScale, tickDecimals, turnsOf, type UsageDay } from '../../src/web/usage-chart';
 
@@ -85,7 +85,8 @@ describe('the dashboard token', () => {
   });
 
   it('is read for its user and expiry, and refused early when expired or not a JWT', () => {
-    expect(readClaims(jwt({ sub: 'user-2', exp: 2000 }))).toEqual({ userId: 'user-2', expiresAt: 2000 });
+    expect(readClaims(jwt({ sub: 'user-2', exp: 2000 }))).toEqual({ userId: 'user-2', expiresAt: 2000, issuer: null });
+    expect(readClaims(jwt({ sub: 'user-2', exp: 2000, iss: 'https://id.acme.example/' }))?.issuer).toBe('https://id.acme.example/');
     expect(tokenProblem(jwt({ sub: 'u', exp: 2000 }), 1_999_000)).toBeNull();
     expect(tokenProblem(jwt({ sub: 'u', exp: 2000 }), 2_000_000)).toMatch(/expired/);
     expect(tokenProblem('not a token', 0)).toMatch(/not a token/);
@@ -116,8 +117,14 @@ describe('live rows of the Sessions page', () => {
     turnCount,
     participants: [],
   });
-  const table: SessionTable = { rows: [row('a', 'PENDING'), row('b', 'COMPLETED')], totalCount: 40 };
+  const table: SessionTable = { rows: [row('a', 'PENDING'), row('b', 'COMPLETED')], totalCount: 40, totalCountIsLowerBound: false };
   const first = { firstPage: true, status: null };
+
+  it('shows a capped count as a lower bound ("10,000+"), an exact one as it is', () => {
+    const format = (n: number) => n.toLocaleString('en-US');
+    expect(totalText({ ...table, totalCount: 10_000, totalCountIsLowerBound: true }, format)).toBe('10,000+');
+    expect(totalText(table, format)).toBe('40');
+  });
 
   it('updates a shown row in place, wherever it is', () => {
     const { table: next, applied } = applyActivity(table, { sequenceNumber: 1, status: 'COMPLETED', session: row('a', 'COMPLETED') }, first);

@@ -42,20 +42,22 @@ class FakeHistory {
   stored: TurnStatusEvent[] = [];
   reads = 0;
   down = false;
-  async latestId() {
+  async latestIds(orgIds?: readonly string[]) {
     if (this.down) throw new Error('database unreachable');
-    return this.stored.at(-1)?.eventId ?? 0;
+    const byOrg = new Map<string, number>();
+    for (const e of this.stored) if (!orgIds || orgIds.includes(e.orgId)) byOrg.set(e.orgId, Math.max(byOrg.get(e.orgId) ?? 0, e.eventId));
+    return { byOrg, floor: 0 };
   }
-  async range(after: number, through: number, limit: number) {
+  async range(orgId: string, after: number, through: number, limit: number) {
     this.reads++;
-    return this.stored.filter((e) => e.eventId > after && e.eventId <= through).slice(0, limit);
+    return this.stored.filter((e) => e.orgId === orgId && e.eventId > after && e.eventId <= through).slice(0, limit);
   }
 }
 
-async function sequencer(initial: number[] = []) {
+async function sequencer(initial: (number | TurnStatusEvent)[] = []) {
   const bus = new FakeBus();
   const history = new FakeHistory();
-  history.stored = initial.map((id) => event(id));
+  history.stored = initial.map((e) => (typeof e === 'number' ? event(e) : e));
   const seq = new TurnEventSequencer(bus, history, logger, { gapWaitMs: 20 });
   await seq.start();
   const got: number[] = [];
@@ -94,6 +96,21 @@ describe('the status event sequencer', () => {
     expect(got).toEqual([1, 2]);
   });
 
+  it('still reads gaps after a reconnect that came while no org was listened to', async () => {
+    const bus = new FakeBus();
+    const history = new FakeHistory();
+    const seq = new TurnEventSequencer(bus, history, logger, { gapWaitMs: 20 });
+    await seq.start();
+    bus.resyncListener?.();
+    await sleep(10);
+    const got: number[] = [];
+    seq.subscribe('acme', (e) => got.push(e.eventId));
+    history.stored.push(event(1), event(2));
+    bus.publish(event(2));
+    await sleep(60);
+    expect(got).toEqual([1, 2]);
+  });
+
   it('keeps trying to catch up while the store is unreachable', async () => {
     const { bus, history, got } = await sequencer();
     history.stored.push(event(1), event(2));
@@ -111,9 +128,25 @@ describe('the status event sequencer', () => {
     const globex: number[] = [];
     seq.subscribe('globex', (e) => globex.push(e.eventId));
     bus.publish(event(1, 'globex'));
+    bus.publish(event(1, 'acme'));
     bus.publish(event(2, 'acme'));
     expect(globex).toEqual([1]);
-    expect(got).toEqual([2]);
+    expect(got).toEqual([1, 2]);
+  });
+
+  it('sequences each org on its own: a gap in one org holds back no other org', async () => {
+    const { bus, seq, history, got } = await sequencer([1, 2, event(7, 'globex')]);
+    const globex: number[] = [];
+    seq.subscribe('globex', (e) => globex.push(e.eventId));
+    // Started after globex's 7: its 8 follows at once, while acme's 4 waits for 3.
+    history.stored.push(event(3), event(4), event(8, 'globex'));
+    bus.publish(event(4));
+    bus.publish(event(8, 'globex'));
+    expect(globex).toEqual([8]);
+    expect(got).toEqual([]);
+    await sleep(60);
+    expect(got).toEqual([3, 4]);
+    expect(globex).toEqual([8]);
   });
 });
 

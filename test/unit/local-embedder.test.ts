@@ -1,18 +1,6 @@
 import { definedNames, LOCAL_EMBEDDER_DIMENSION, LocalHashEmbedder, splitIdentifier } from '../../src/retrieval/local-embedder.adapter';
-import { MemoryTable } from '../support/memory-table';
 
 const embedder = new LocalHashEmbedder();
-
-const payload = (path: string, text: string) => ({
-  repo: 'r',
-  path,
-  startLine: 1,
-  endLine: text.split('\n').length,
-  language: 'typescript',
-  contentHash: 'h',
-  fileHash: 'f',
-  text,
-});
 
 /** A definition among chunks that call it, chunks with similar names, and unrelated code. */
 const CORPUS: Record<string, string> = {
@@ -47,14 +35,17 @@ func (s *Server) HandleLogin(w http.ResponseWriter, r *http.Request) {
         conn.execute(open(os.path.join(folder, name)).read())`,
 };
 
+/** The corpus's paths by exact cosine to the query, best first (the vectors are unit length). */
 async function rank(query: string): Promise<string[]> {
-  const table = new MemoryTable(embedder.dimension);
-  for (const [path, text] of Object.entries(CORPUS)) {
-    const [v] = await embedder.embed([`${path}\n${text}`], 'document');
-    table.upsert([{ id: path, vector: v!, payload: payload(path, text) }]);
-  }
+  const paths = Object.keys(CORPUS);
+  const docs = await embedder.embed(Object.entries(CORPUS).map(([path, text]) => `${path}\n${text}`), 'document');
   const [q] = await embedder.embed([query], 'query');
-  return table.search(q!, {}, 3).map((h) => h.id);
+  const score = (v: Float32Array) => v.reduce((s, x, j) => s + x * q![j]!, 0);
+  return paths
+    .map((path, i) => ({ path, score: score(docs[i]!) }))
+    .sort((a, b) => b.score - a.score)
+    .slice(0, 3)
+    .map((h) => h.path);
 }
 
 describe('local hashing embedder', () => {

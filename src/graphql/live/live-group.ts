@@ -6,7 +6,7 @@ import type { LiveSource } from './live-source';
 
 /**
  * Where one subscriber's messages go: one operation on one connection. The transport
- * implements it (src/server/ws-connection.ts, src/server/sse-server.ts): it frames the
+ * implements it (src/server/ws-live-stream.ts, src/server/sse-server.ts): it frames the
  * serialised payload, bounds what it keeps for a client that does not read, and sends.
  */
 export interface SubscriberSink {

@@ -23,7 +23,7 @@ export async function turnStatusSource(
   const after = afterEventId === null ? null : parseEventId(afterEventId);
   const session = await services.sessions.getSession(caller, sessionId);
   if (!session) throw notFound('session');
-  if (after !== null) await services.live.history.assertResumable(after);
+  if (after !== null) await services.live.history.assertResumable(caller.orgId, after);
   return new StatusEventSource(caller, services, { orgId: caller.orgId, sessionId: session.id }, after, async (event, loaders) =>
     (await loaders.session.load(event.sessionId)) ? 'deliver' : { stop: notFound('session') },
   );
@@ -37,7 +37,7 @@ export async function sessionActivitySource(
 ): Promise<LiveSource<TurnStatusEvent>> {
   const after = afterEventId === null ? null : parseEventId(afterEventId);
   services.sessions.assertFilter(caller, filter);
-  if (after !== null) await services.live.history.assertResumable(after);
+  if (after !== null) await services.live.history.assertResumable(caller.orgId, after);
   const needsParticipants = filterNeedsParticipants(filter);
   return new StatusEventSource(caller, services, { orgId: caller.orgId }, after, async (event, loaders) => {
     const session = await loaders.session.load(event.sessionId);
@@ -103,7 +103,7 @@ async function* replay(history: TurnEventHistory, scope: EventScope, afterId: nu
     if (page.length < REPLAY_PAGE) break;
     after = (page.at(-1) as TurnStatusEvent).eventId;
   }
-  await history.assertResumable(afterId);
+  await history.assertResumable(scope.orgId, afterId);
 }
 
 /**

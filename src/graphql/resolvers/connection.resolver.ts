@@ -9,6 +9,11 @@ export class SessionConnectionResolver {
   totalCount(@Root() connection: ConnectionSource<unknown>): Promise<number> {
     return connection.count();
   }
+
+  @FieldResolver(() => Boolean)
+  totalCountIsLowerBound(@Root() connection: ConnectionSource<unknown>): Promise<boolean> {
+    return connection.countIsLowerBound();
+  }
 }
 
 @Resolver(() => AgentSessionTurnConnection)

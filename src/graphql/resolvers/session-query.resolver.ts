@@ -6,6 +6,7 @@ import type { SessionRecord } from '../../domain/session';
 import type { ListOptions, SessionSummaryRecord } from '../../sessions/session-store.port';
 import { toConnection, type ConnectionSource } from '../connections';
 import type { GraphQLContext } from '../context';
+import { pageRequestOf } from '../page-args';
 import { selectsAny, selectsField } from '../selection';
 import { AgentSessionFilter } from '../inputs/session.input';
 import { AgentSessionOrder } from '../types/enums';
@@ -25,16 +26,18 @@ export class SessionQueryResolver {
     @Arg('orderBy', () => AgentSessionOrder, { nullable: true, defaultValue: 'LAST_UPDATED_DESC' }) orderBy: SessionOrder | null,
     @Arg('first', () => Int, { nullable: true, defaultValue: 25 }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
+    @Arg('last', () => Int, { nullable: true }) last: number | null,
+    @Arg('before', () => String, { nullable: true }) before: string | null,
     @Info() info: GraphQLResolveInfo,
   ): Promise<ConnectionSource<SessionSummaryRecord>> {
     const page = await services.sessions.listSessions(
       caller,
       filter ?? {},
       orderBy ?? 'LAST_UPDATED_DESC',
-      { first: first ?? 25, after: after ?? null },
+      pageRequestOf(info, { first, after: after ?? null, last: last ?? null, before: before ?? null }, 25),
       listOptions(info),
     );
-    return toConnection(page, page.totalCount);
+    return toConnection(page, page.totalCount, page.countIsLowerBound);
   }
 
   @Query(() => AgentSessionSummaryConnection, {
@@ -45,15 +48,17 @@ export class SessionQueryResolver {
     @Arg('userId', () => ID) userId: string,
     @Arg('first', () => Int, { nullable: true, defaultValue: 25 }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
+    @Arg('last', () => Int, { nullable: true }) last: number | null,
+    @Arg('before', () => String, { nullable: true }) before: string | null,
     @Info() info: GraphQLResolveInfo,
   ): Promise<ConnectionSource<SessionSummaryRecord>> {
     const page = await services.sessions.listSessionsForUser(
       caller,
       userId,
-      { first: first ?? 25, after: after ?? null },
+      pageRequestOf(info, { first, after: after ?? null, last: last ?? null, before: before ?? null }, 25),
       listOptions(info),
     );
-    return toConnection(page, page.totalCount);
+    return toConnection(page, page.totalCount, page.countIsLowerBound);
   }
 }
 

@@ -61,7 +61,10 @@ export class SubscriptionResolver {
     return delta;
   }
 
-  @FieldResolver(() => AgentSessionTurn, { description: 'Resolvable like any turn/summary (DataLoader-batched).' })
+  @FieldResolver(() => AgentSessionTurn, {
+    description:
+      'The turn as it is when the event is delivered (DataLoader-batched). On an event replayed from afterEventId that can be later than the change: status, previousStatus and statusTimeStamp are the change itself, as stored when it happened.',
+  })
   async turn(@Root() event: TurnStatusEvent, @Ctx() { loaders }: GraphQLContext): Promise<TurnRecord> {
     const turn = await loaders.turn.load(event.turnId);
     if (!turn) throw notFound('turn');

@@ -1,13 +1,14 @@
 import { Arg, Ctx, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { ID } from '../scalars/id.scalar';
 import type { WebhookDeliveryRecord, WebhookEndpointRecord, WebhookEndpointWithSecret as WithSecret } from '../../webhooks/webhook-endpoints';
+import type { PageInfoSource } from '../connections';
 import type { GraphQLContext } from '../context';
 import { WebhookEndpointInput } from '../inputs/webhook.input';
 import { WebhookDelivery, WebhookDeliveryConnection, WebhookEndpoint, WebhookEndpointWithSecret } from '../types/webhook.type';
 
 interface DeliveryPage {
   readonly edges: { node: WebhookDeliveryRecord; cursor: string }[];
-  readonly pageInfo: { hasNextPage: boolean; endCursor: string | null };
+  readonly pageInfo: PageInfoSource;
 }
 
 /** Webhook endpoints of the caller's organisation: its admins only (FORBIDDEN for everyone else). */
@@ -27,7 +28,8 @@ export class WebhookResolver {
   ): Promise<DeliveryPage> {
     const page = await services.webhooks.deliveries(caller, endpointId, { first: first ?? 25, after });
     const edges = page.items.map((node) => ({ node, cursor: page.cursorOf(node) }));
-    return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null } };
+    const pageInfo = { hasNextPage: page.hasNextPage, hasPreviousPage: false, startCursor: edges.at(0)?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null };
+    return { edges, pageInfo };
   }
 
   @Mutation(() => WebhookEndpointWithSecret, { description: 'The secret is shown in this answer only.' })

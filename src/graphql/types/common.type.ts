@@ -18,4 +18,6 @@ export class Viewer {
 export class PageInfo {
   @Field(() => Boolean) hasNextPage!: boolean;
   @Field(() => String, { nullable: true }) endCursor!: string | null;
+  @Field(() => Boolean, { description: 'Lists that page only forward (first/after) may answer false.' }) hasPreviousPage!: boolean;
+  @Field(() => String, { nullable: true }) startCursor!: string | null;
 }

@@ -1,7 +1,8 @@
 import { Field, Float, ObjectType } from 'type-graphql';
 import { ID } from '../scalars/id.scalar';
+import { Node } from './node.type';
 
-@ObjectType({ description: 'Which vector collection and LLM environment a session uses.', simpleResolvers: true })
+@ObjectType({ implements: Node, description: 'Which vector collection and LLM environment a session uses.', simpleResolvers: true })
 export class AgentContext {
   @Field(() => ID) id!: string;
   @Field(() => String) name!: string;
@@ -17,7 +18,7 @@ export class ToolDefinition {
   @Field(() => String, { description: 'JSON Schema of the arguments, as a JSON string.' }) parametersJson!: string;
 }
 
-@ObjectType({ description: 'System prompt, model, temperature and client tools of a conversation.', simpleResolvers: true })
+@ObjectType({ implements: Node, description: 'System prompt, model, temperature and client tools of a conversation.', simpleResolvers: true })
 export class ConversationContext {
   @Field(() => ID) id!: string;
   @Field(() => String) name!: string;

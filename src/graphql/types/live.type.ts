@@ -7,7 +7,7 @@ import { ToolCallRecord } from './turn.type';
 
 @ObjectType({ simpleResolvers: true })
 export class TurnStatusChangedEvent {
-  @Field(() => ID, { description: 'Durable, strictly increasing across the whole deployment; pass it back as afterEventId to resume.' })
+  @Field(() => ID, { description: 'Durable, strictly increasing within the org (each org has its own sequence); pass it back as afterEventId to resume.' })
   eventId!: number;
   @Field(() => ID) sessionId!: string;
   @Field(() => ID) turnId!: string;

@@ -2,6 +2,7 @@ import { Field, Int, ObjectType } from 'type-graphql';
 import { ID } from '../scalars/id.scalar';
 import type { TurnStatus } from '../../domain/turn-status';
 import { EntityHeader, PageInfo } from './common.type';
+import { Node } from './node.type';
 import { AgentSessionTurnStatus } from './enums';
 import { TurnUsage } from './turn.type';
 
@@ -24,7 +25,7 @@ abstract class SessionCore {
   @Field(() => Int) turnCount!: number;
 }
 
-@ObjectType({ simpleResolvers: true })
+@ObjectType({ implements: Node, simpleResolvers: true })
 export class AgentSession extends SessionCore {
   @Field(() => Boolean) isDraft!: boolean;
   @Field(() => Boolean) isDeleted!: boolean;
@@ -53,4 +54,8 @@ export class AgentSessionSummaryConnection {
   @Field(() => [AgentSessionSummaryEdge]) edges!: AgentSessionSummaryEdge[];
   @Field(() => PageInfo) pageInfo!: PageInfo;
   @Field(() => Int) totalCount!: number;
+  @Field(() => Boolean, {
+    description: 'True when totalCount stopped at 10,000 and more sessions match: it is a lower bound (show "10,000+").',
+  })
+  totalCountIsLowerBound!: boolean;
 }

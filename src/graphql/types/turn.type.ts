@@ -1,5 +1,6 @@
 import { Field, Float, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { ID } from '../scalars/id.scalar';
+import { Node } from './node.type';
 import type { ChainRestartReason } from '../../domain/chain-restart';
 import type { SnippetSkipReason } from '../../domain/request-metadata';
 import type { ToolCallOrigin as ToolCallOriginValue, ToolCallStatus as ToolCallStatusValue } from '../../domain/tool-call-record';
@@ -102,7 +103,7 @@ export class TurnUsage {
   isEstimated!: boolean;
 }
 
-@ObjectType({ simpleResolvers: true })
+@ObjectType({ implements: Node, simpleResolvers: true })
 export class AgentSessionTurn {
   @Field(() => ID) id!: string;
   @Field(() => ID) sessionId!: string;

@@ -55,7 +55,7 @@ export class WebhookAttempt {
   @Field(() => String, { nullable: true }) error!: string | null;
 }
 
-@ObjectType({ simpleResolvers: true })
+@ObjectType({ implements: Node, simpleResolvers: true })
 export class WebhookDelivery {
   @Field(() => ID) id!: string;
   @Field(() => String, { description: 'The webhook-id header: the same on every attempt at this event.' }) webhookId!: string;

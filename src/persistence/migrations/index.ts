@@ -9,6 +9,10 @@ import { TurnRevision1764700000000 } from './1764700000000-turn-revision';
 import { SessionVisibilityIndex1764800000000 } from './1764800000000-session-visibility-index';
 import { Webhooks1765000000000 } from './1765000000000-webhooks';
 import { SessionForks1765000000001 } from './1765000000001-session-forks';
+import { ScaleLists1765100000000 } from './1765100000000-scale-lists';
+import { SessionSearch1765100000001 } from './1765100000001-session-search';
+import { SessionCounts1765100000002 } from './1765100000002-session-counts';
+import { EventIdsPerOrg1765200000000 } from './1765200000000-event-ids-per-org';
 
 /** Every migration, oldest first. New ones are appended, never edited. */
 export const migrations = [
@@ -23,4 +27,8 @@ export const migrations = [
   SessionVisibilityIndex1764800000000,
   Webhooks1765000000000,
   SessionForks1765000000001,
+  ScaleLists1765100000000,
+  SessionSearch1765100000001,
+  SessionCounts1765100000002,
+  EventIdsPerOrg1765200000000,
 ];

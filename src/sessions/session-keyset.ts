@@ -1,0 +1,91 @@
+import { decodeCursor, encodeCursor, malformedCursor, type CursorPosition } from '../domain/pagination';
+import type { SessionFilter, SessionOrder, SessionRecord } from '../domain/session';
+import type { Dialect } from '../persistence/dialect';
+import type { Condition } from './session-query';
+
+/**
+ * Keyset pagination of the session lists (issue 35): which index walks each list, and cursor
+ * conditions in a shape the planners turn into a range on it, so a page costs the same at
+ * any depth. `a <= k AND (a < k OR id < i)` rather than `a < k OR (a = k AND id < i)`: the
+ * first conjunct is a range MariaDB and SQLite can seek to; of the OR form MariaDB made a
+ * `ref` on org_id and read every row before the cursor (997 ms at row 10,000 of 1M).
+ */
+interface OrderSpec {
+  readonly field: 'lastUpdatedDate' | 'creationDate' | 'name';
+  readonly column: string;
+  readonly direction: 'ASC' | 'DESC';
+  /** Suffix of the indexes that walk this order: idx_sessions_list_<x> and idx_sessions_org_<x>. */
+  readonly index: 'updated' | 'created' | 'name';
+}
+
+const ORDERS: Record<SessionOrder, OrderSpec> = {
+  LAST_UPDATED_DESC: { field: 'lastUpdatedDate', column: 's.last_updated_date', direction: 'DESC', index: 'updated' },
+  LAST_UPDATED_ASC: { field: 'lastUpdatedDate', column: 's.last_updated_date', direction: 'ASC', index: 'updated' },
+  CREATED_DESC: { field: 'creationDate', column: 's.creation_date', direction: 'DESC', index: 'created' },
+  NAME_ASC: { field: 'name', column: 's.name', direction: 'ASC', index: 'name' },
+};
+
+/** Later in the list (`after`) or earlier (`before`). */
+export type Side = 'after' | 'before';
+
+export const oppositeOf = (side: Side): Side => (side === 'after' ? 'before' : 'after');
+
+/**
+ * The sessions on one side of a cursor, in the list's order; `inclusive` takes the cursor's
+ * own position too (the probe for rows on the far side of a page).
+ */
+export function keysetCondition(order: SessionOrder, cursor: string, side: Side, inclusive: boolean): Condition {
+  const spec = ORDERS[order];
+  const argument = side === 'after' ? 'after' : 'before';
+  const position = decodeCursor(order, cursor, argument);
+  const key = spec.field === 'name' ? position.key : toDate(position, argument);
+  const op = (spec.direction === 'ASC') === (side === 'after') ? '>' : '<';
+  const p = inclusive ? 'probe' : 'cursor';
+  return {
+    sql: `${spec.column} ${op}= :${p}Key AND (${spec.column} ${op} :${p}Key OR s.id ${op}${inclusive ? '=' : ''} :${p}Id)`,
+    params: { [`${p}Key`]: key, [`${p}Id`]: position.id },
+  };
+}
+
+/** The list's order, or its reverse (a backward page reads from the far end, nearest first). */
+export function orderBy(order: SessionOrder, reversed = false): string {
+  const { column, direction } = ORDERS[order];
+  const d = reversed ? (direction === 'ASC' ? 'DESC' : 'ASC') : direction;
+  return `${column} ${d}, s.id ${d}`;
+}
+
+export function cursorOf(order: SessionOrder, session: Pick<SessionRecord, 'id' | 'name' | 'lastUpdatedDate' | 'creationDate'>): string {
+  const field = ORDERS[order].field;
+  const key = field === 'name' ? session.name : session[field].toISOString();
+  return encodeCursor(order, { key, id: session.id });
+}
+
+/**
+ * The index a list walks (migration ScaleLists1765100000000). Live sessions (is_deleted = 0)
+ * walk idx_sessions_list_<order>, whose trailing owner/public/status columns answer the
+ * member's visibility and the status filter without reading rows; an owner filter, or a status
+ * filter in update order, walks an index that starts with it; admins asking for deleted
+ * sessions too walk idx_sessions_org_<order>. A participant filter is driven from the
+ * participant rows instead (no hint): the user's sessions, then sorted; a search, from the
+ * full-text index's matches.
+ */
+export function indexFor(order: SessionOrder, filter: SessionFilter): string | null {
+  const spec = ORDERS[order];
+  if (filter.participantId != null || (filter.search != null && filter.search !== '')) return null;
+  if (filter.includeDeleted === true) return `idx_sessions_org_${spec.index}`;
+  if (filter.ownerUserId != null) return 'idx_sessions_owner_updated';
+  if (filter.lastTurnStatus != null && spec.index === 'updated') return 'idx_sessions_status_updated';
+  return `idx_sessions_list_${spec.index}`;
+}
+
+/** `agent_sessions s`, told which index to walk: the planners' own choice was the org_id prefix and a sort. */
+export function sessionsFrom(dialect: Dialect, index: string | null): string {
+  if (index === null) return 'agent_sessions s';
+  return dialect === 'sqlite' ? `agent_sessions s INDEXED BY ${index}` : `agent_sessions s FORCE INDEX (${index})`;
+}
+
+function toDate(position: CursorPosition, argument: 'after' | 'before'): Date {
+  const date = typeof position.key === 'string' ? new Date(position.key) : new Date(NaN);
+  if (Number.isNaN(date.getTime())) throw malformedCursor(argument);
+  return date;
+}

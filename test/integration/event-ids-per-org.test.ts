@@ -1,0 +1,155 @@
+import { createConnection } from 'mysql2/promise';
+import { TurnEventRepository } from '../../src/events/turn-event.repository';
+import { createSessionStore, type SessionStore } from '../../src/sessions/session-store';
+import { mysqlTestDatabase, sqliteTestDatabase, type TestDatabase, type TestDatabaseFactory } from '../support/db';
+import { describeWithMysql } from '../support/services';
+import { addTurn, completeTurn } from '../support/turns';
+import { alice, startGateway, user, type TestGateway } from '../support/testkit';
+
+const globexUser = user('gina', 'globex');
+const MIGRATION = 'EventIdsPerOrg1765200000000';
+
+function perOrgSuite(open: TestDatabaseFactory): void {
+  let t: TestDatabase;
+  let sessions: SessionStore['lifecycle'];
+  let history: TurnEventRepository;
+  beforeEach(async () => {
+    t = await open();
+    sessions = createSessionStore({ db: t.db, events: { turnStatusChanged: () => undefined } }).lifecycle;
+    history = new TurnEventRepository(t.db);
+  });
+  afterEach(() => t.dispose());
+
+  it("numbers each org's events on its own, and one org's activity moves no other org's latest id", async () => {
+    const mine = await sessions.createSession(alice, { name: 'acme', agentContextId: 'ac' });
+    const theirs = await sessions.createSession(globexUser, { name: 'globex', agentContextId: 'ac' });
+    for (let i = 0; i < 3; i++) {
+      const turn = await addTurn(sessions, alice, mine.id);
+      await completeTurn(sessions, alice, mine.id, turn.id);
+    }
+    expect(await history.latestId('acme')).toBe(6);
+    expect(await history.latestId('globex')).toBe(0);
+    await addTurn(sessions, globexUser, theirs.id);
+    expect(await history.latestId('globex')).toBe(1);
+    expect(await history.latestId('acme')).toBe(6);
+    expect((await history.after({ orgId: 'acme' }, 0, 100)).map((e) => `${e.eventId}:${e.sequenceNumber}:${e.status}`)).toEqual([
+      '1:1:PENDING',
+      '2:1:COMPLETED',
+      '3:2:PENDING',
+      '4:2:COMPLETED',
+      '5:3:PENDING',
+      '6:3:COMPLETED',
+    ]);
+    expect((await history.after({ orgId: 'globex' }, 0, 100)).map((e) => [e.eventId, e.sessionId])).toEqual([[1, theirs.id]]);
+    await expect(history.assertResumable('globex', 6)).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
+    await expect(history.assertResumable('acme', 6)).resolves.toBeUndefined();
+  });
+
+  it('carries events stored before the migration over: their ids stay valid resume points, and each org goes on above them', async () => {
+    while ((await t.db.dataSource.query('SELECT name FROM migrations')).some((m: { name: string }) => m.name === MIGRATION)) {
+      await t.db.dataSource.undoLastMigration();
+    }
+    // The deployment-wide sequence as it was: acme had 1, 2 and 4, globex 3 and 5; 1 is pruned.
+    for (const [id, org] of [
+      [2, 'acme'],
+      [3, 'globex'],
+      [4, 'acme'],
+      [5, 'globex'],
+    ] as const) {
+      await t.db.dataSource.query(
+        `INSERT INTO turn_events (id, org_id, session_id, turn_id, sequence_number, previous_status, status, status_time_stamp, created_by_user_id, created_by_user_name, recorded_date)
+         VALUES (?, ?, 's', ?, ?, NULL, 'PENDING', ?, 'u', 'U', ?)`,
+        [id, org, `t${id}`, id, '2026-03-01 00:00:00.000', '2026-03-01 00:00:00.000'],
+      );
+    }
+    await t.db.dataSource.query(`UPDATE event_counters SET value = 5 WHERE name = 'turn_events'`);
+    await t.db.dataSource.query(`UPDATE event_counters SET value = 1 WHERE name = 'turn_events_pruned'`);
+    await t.db.dataSource.runMigrations();
+
+    for (const org of ['acme', 'globex', 'initech']) {
+      // latestEventId was deployment-wide: any org's client may hold 5.
+      expect(await history.latestId(org)).toBe(5);
+      expect(await history.horizon(org)).toBe(1);
+      await expect(history.assertResumable(org, 5)).resolves.toBeUndefined();
+      await expect(history.assertResumable(org, 0)).rejects.toMatchObject({ code: 'EVENTS_PRUNED' });
+    }
+    expect((await history.after({ orgId: 'acme' }, 1, 100)).map((e) => e.eventId)).toEqual([2, 4]);
+    expect((await history.after({ orgId: 'globex' }, 3, 100)).map((e) => e.eventId)).toEqual([5]);
+
+    const inAcme = await sessions.createSession(alice, { name: 'after', agentContextId: 'ac' });
+    const inGlobex = await sessions.createSession(globexUser, { name: 'after', agentContextId: 'ac' });
+    await addTurn(sessions, alice, inAcme.id);
+    await addTurn(sessions, alice, inAcme.id);
+    await addTurn(sessions, globexUser, inGlobex.id);
+    expect((await history.after({ orgId: 'acme' }, 1, 100)).map((e) => e.eventId)).toEqual([2, 4, 6, 7]);
+    expect((await history.after({ orgId: 'globex' }, 1, 100)).map((e) => e.eventId)).toEqual([3, 5, 6]);
+    expect(await history.latestId('initech')).toBe(5);
+  });
+}
+
+describe('event ids per org on embedded SQLite', () => perOrgSuite(sqliteTestDatabase));
+describeWithMysql('event ids per org on MySQL/MariaDB', () => perOrgSuite(mysqlTestDatabase));
+
+describeWithMysql('turn changes of different orgs on MySQL/MariaDB', () => {
+  let t: TestDatabase;
+  let sessions: SessionStore['lifecycle'];
+  beforeAll(async () => {
+    t = await mysqlTestDatabase();
+    sessions = createSessionStore({ db: t.db, events: { turnStatusChanged: () => undefined } }).lifecycle;
+  });
+  afterAll(() => t.dispose());
+
+  it("do not wait on one row: with acme's event counter locked, 40 new sessions in 20 other orgs commit while acme's own turn waits", async () => {
+    const acmeSession = await sessions.createSession(alice, { name: 'held', agentContextId: 'ac' });
+    await addTurn(sessions, alice, acmeSession.id);
+    const holder = await createConnection({ uri: t.url! });
+    try {
+      await holder.query('START TRANSACTION');
+      await holder.query(`SELECT last_id FROM org_event_counters WHERE org_id = 'acme' FOR UPDATE`);
+      let acmeDone = false;
+      const acmeTurn = addTurn(sessions, alice, acmeSession.id).then((turn) => {
+        acmeDone = true;
+        return turn;
+      });
+      const others = Array.from({ length: 40 }, (_, i) => {
+        const caller = user(`user-${i}`, `org-${i % 20}`);
+        return sessions.startSession(caller, { name: `burst ${i}`, agentContextId: 'ac' }, { instructionSummary: 'go' });
+      });
+      let timer: NodeJS.Timeout | undefined;
+      const settled = await Promise.race([
+        Promise.all(others).then(() => 'all committed'),
+        new Promise<string>((resolve) => (timer = setTimeout(() => resolve('still waiting'), 15_000))),
+      ]);
+      clearTimeout(timer);
+      expect(settled).toBe('all committed');
+      expect(acmeDone).toBe(false);
+      await holder.query('COMMIT');
+      expect((await acmeTurn).sequenceNumber).toBe(2);
+    } finally {
+      await holder.end();
+    }
+    const history = new TurnEventRepository(t.db);
+    for (let org = 0; org < 20; org++) expect(await history.latestId(`org-${org}`)).toBe(2);
+  }, 60_000);
+});
+
+describe('latestEventId over HTTP', () => {
+  let t: TestGateway;
+  beforeAll(async () => {
+    t = await startGateway();
+  });
+  afterAll(() => t.close());
+
+  it("reflects the caller's org only", async () => {
+    const latest = async (token: string) => (await t.gql<{ latestEventId: string }>(token, '{ latestEventId }')).body.data?.latestEventId;
+    const acmeToken = t.tokenOf(alice);
+    const globexToken = t.tokenOf(globexUser);
+    const globexBefore = await latest(globexToken);
+    const acmeBefore = Number(await latest(acmeToken));
+    const lifecycle = t.gateway.sessions.lifecycle;
+    const session = await lifecycle.createSession(alice, { name: 'busy acme', agentContextId: 'ac' });
+    for (let i = 0; i < 3; i++) await addTurn(lifecycle, alice, session.id);
+    expect(Number(await latest(acmeToken))).toBe(acmeBefore + 3);
+    expect(await latest(globexToken)).toBe(globexBefore);
+  });
+});
