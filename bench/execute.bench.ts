@@ -332,7 +332,7 @@ async function throughput(db: Database): Promise<ThroughputResult> {
         cpuMsPerExecute: run.cpuMs / executes,
         mainCpuMsPerExecute: run.mainCpuMs / executes,
         serverCpuMsPerExecute: server ? run.serverCpuMs / executes : null,
-        ...sql[i],
+        ...sql[i]!,
       };
     }) as [Measured, Measured];
     const r: ThroughputResult = { alone: summarise(alone), baseline, gateway, errors };

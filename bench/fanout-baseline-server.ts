@@ -54,7 +54,7 @@ async function main(): Promise<void> {
   const wss = new WebSocketServer({ server: http, path: '/graphql', handleProtocols: (protocols) => (protocols.has('graphql-transport-ws') ? 'graphql-transport-ws' : false) });
   wss.on('connection', (ws) => {
     ws.on('message', (data) => {
-      const message = JSON.parse(String(data)) as { type: string; id?: string };
+      const message = JSON.parse((data as Buffer).toString('utf8')) as { type: string; id?: string };
       if (message.type === 'connection_init') ws.send('{"type":"connection_ack"}');
       else if (message.type === 'subscribe' && message.id !== undefined) subscribed.set(ws, message.id);
     });

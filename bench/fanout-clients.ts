@@ -49,7 +49,7 @@ export class ServerProcess {
     return new Promise((resolve, reject) => {
       this.pending.set(id, (reply) => {
         this.pending.delete(id);
-        if (reply.error) reject(new Error(String(reply.error)));
+        if (reply.error) reject(new Error(JSON.stringify(reply.error)));
         else resolve(reply as T);
       });
       this.child.send({ ...command, id });
@@ -169,7 +169,7 @@ function open(url: string, token: string, onAck: (ws: WebSocket) => void, onNext
     ws.once('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${token}` } })));
     ws.on('message', (data) => {
       const at = process.hrtime.bigint();
-      const text = String(data);
+      const text = (data as Buffer).toString('utf8');
       if (text.startsWith('{"id"')) return onNext(text, at);
       if (text.includes('"connection_ack"')) {
         onAck(ws);

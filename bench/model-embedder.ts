@@ -76,14 +76,14 @@ export class ModelLikeEmbedder implements Embedder {
       const x = content[f]!;
       if (x === 0) continue;
       const row = this.mixing.subarray(f * LATENT, (f + 1) * LATENT);
-      for (let i = 0; i < LATENT; i++) latent[i] += x * row[i]!;
+      for (let i = 0; i < LATENT; i++) latent[i]! += x * row[i]!;
     }
     const detail = this.detail;
     detail.fill(0);
     for (let f = 0; f < content.length; f++) detail[LATENT + f] = content[f]!;
     for (let i = 0; i < LATENT; i++) detail[i] = TOPIC_WEIGHT * latent[i]!;
-    for (let i = LATENT; i < LATENT + content.length; i++) detail[i] *= DETAIL_WEIGHT;
-    for (let i = 0; i < PADDED; i++) detail[i] *= this.signs[i]!;
+    for (let i = LATENT; i < LATENT + content.length; i++) detail[i]! *= DETAIL_WEIGHT;
+    for (let i = 0; i < PADDED; i++) detail[i]! *= this.signs[i]!;
     hadamard(detail);
     const out = new Float32Array(this.dimension);
     const norm = 1 / Math.sqrt(PADDED);
@@ -93,9 +93,9 @@ export class ModelLikeEmbedder implements Embedder {
     if (path !== '') {
       const dir = this.topicOf(path.slice(0, path.lastIndexOf('/') + 1));
       const file = this.fileTopic(path);
-      for (let j = 0; j < this.dimension; j++) out[j] += 0.3 * dir[j]! + 0.2 * file[j]!;
+      for (let j = 0; j < this.dimension; j++) out[j]! += 0.3 * dir[j]! + 0.2 * file[j]!;
     }
-    for (let j = 0; j < this.dimension; j++) out[j] *= this.scale[j]!;
+    for (let j = 0; j < this.dimension; j++) out[j]! *= this.scale[j]!;
     return normalize(out);
   }
 

@@ -135,6 +135,14 @@ if (layers.status !== 0) {
   console.error('The layer rules are broken (see above; the rules and why they hold are in .dependency-cruiser.js).');
   process.exit(layers.status ?? 1);
 }
+// ESLint (eslint.config.mjs): any finding, warning or error, fails the run.
+if (!args.includes('--no-lint')) {
+  const lint = spawnSync(process.execPath, [require.resolve('eslint/bin/eslint.js'), '--max-warnings', '0', '.'], { stdio: 'inherit' });
+  if (lint.status !== 0) {
+    console.error('ESLint found problems (see above); `npm run lint -- --fix` fixes some of them.');
+    process.exit(lint.status ?? 1);
+  }
+}
 // The end-to-end suites run the built server, CLIs and dashboard, as `npm start` does.
 tsc('-p', 'tsconfig.build.json');
 // The examples (examples/) import the client package as a user would: its JavaScript build.
@@ -142,7 +150,7 @@ const clientBuild = spawnSync(process.execPath, ['packages/client/scripts/build.
 if (clientBuild.status !== 0) process.exit(clientBuild.status ?? 1);
 const web = spawnSync(process.execPath, ['scripts/build-web.mjs'], { stdio: 'inherit' });
 if (web.status !== 0) process.exit(web.status ?? 1);
-const jest = spawnSync(process.execPath, [require.resolve('jest/bin/jest'), ...args.filter((a) => a !== '--no-typecheck')], {
+const jest = spawnSync(process.execPath, [require.resolve('jest/bin/jest'), ...args.filter((a) => a !== '--no-typecheck' && a !== '--no-lint')], {
   stdio: 'inherit',
   env,
 });

@@ -35,7 +35,7 @@ export class SharedSecretTokenVerifier implements TokenVerifier {
       const expiresAt = new Date(payload.exp * 1000);
       return Promise.resolve({ caller: callerFromClaims(payload, DEFAULT_CLAIMS), expiresAt, reuseUntil: expiresAt });
     } catch (e) {
-      return Promise.reject(e);
+      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
     }
   }
 }

@@ -3,7 +3,7 @@ import type { Caller } from '../domain/caller';
 /** What one admitted execute holds until its provider round ends. */
 export interface BudgetHold {
   /** Gives the in-flight slot back. Idempotent; never throws. */
-  release(): void;
+  release: () => void;
 }
 
 /**

@@ -171,9 +171,9 @@ function newestFirst<V>(
   let next = turns.length - 1;
   const get = (key: string): V | undefined => {
     while (!seen.has(key) && next >= 0) {
-      const refs = turns[next--].activeFileRefs;
+      const refs = turns[next--]!.activeFileRefs;
       for (let i = refs.length - 1; i >= 0; i--) {
-        const entry = entryOf(refs[i]);
+        const entry = entryOf(refs[i]!);
         if (entry && !seen.has(entry[0])) seen.set(entry[0], entry[1]);
       }
     }

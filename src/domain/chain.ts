@@ -65,14 +65,14 @@ const newChain = (reason: ChainRestartReason, expiredAt: Date | null = null): Ch
  * one found last: one pass back through the history, however long the chain.
  */
 function linksEndingAt(at: number, history: readonly ChainTurn[]): ChainTurn[] {
-  let current = history[at];
+  let current = history[at]!;
   const links: ChainTurn[] = [current];
   let i = at - 1;
   while (current.previousOpenAIResponseId) {
     const wanted = current.previousOpenAIResponseId;
-    while (i >= 0 && history[i].openAIResponseId !== wanted) i--;
+    while (i >= 0 && history[i]!.openAIResponseId !== wanted) i--;
     if (i < 0) break;
-    current = history[i--];
+    current = history[i--]!;
     links.push(current);
   }
   return links.reverse();

@@ -62,7 +62,7 @@ function outcomeOf(call: ToolCall, result: ToolResultSubmission): ToolResult['ou
     throw mismatch(`tool result for ${call.toolCallId} must carry exactly one of resultJson or errorMessage`);
   }
   if (hasError) {
-    const errorMessage = result.errorMessage as string;
+    const errorMessage = result.errorMessage;
     if (errorMessage.length > MAX_ERROR_CHARS) throw mismatch(`errorMessage of ${call.toolCallId} is too long`);
     return { kind: 'error', errorMessage };
   }

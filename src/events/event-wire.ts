@@ -90,8 +90,8 @@ function decodeToolCall(value: unknown): ToolCallEvent | null {
     name: c.name,
     origin: c.origin,
     argumentsJson: c.argumentsJson,
-    resultSummary: c.resultSummary as string | null,
-    executionMs: c.executionMs as number | null,
+    resultSummary: c.resultSummary,
+    executionMs: c.executionMs,
     status: c.status as ToolCallStatus,
   };
 }

@@ -34,7 +34,7 @@ export function reconnectWhenSilent(connection: Redis, options: { readonly inter
     const silent = new Promise<'silent'>((resolve) => {
       deadline = setTimeout(() => resolve('silent'), options.timeoutMs);
     });
-    Promise.race([connection.ping().catch(() => 'failed'), silent])
+    void Promise.race([connection.ping().catch(() => 'failed'), silent])
       .then((answer) => {
         if (answer === 'silent') connection.stream?.destroy();
       })

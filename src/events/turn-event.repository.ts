@@ -52,9 +52,7 @@ export class TurnEventRepository implements TurnEventHistory {
     if (orgIds?.length === 0) return { byOrg: new Map(), floor: await this.floor() };
     const where = orgIds ? ` WHERE org_id IN (${orgIds.map(() => '?').join(', ')})` : '';
     const [rows, floor] = await Promise.all([
-      this.db.dataSource.query(`SELECT org_id, last_id FROM org_event_counters${where}`, orgIds ? [...orgIds] : []) as Promise<
-        { org_id: string; last_id: string | number }[]
-      >,
+      this.db.dataSource.query<{ org_id: string; last_id: string | number }[]>(`SELECT org_id, last_id FROM org_event_counters${where}`, orgIds ? [...orgIds] : []),
       this.floor(),
     ]);
     return { byOrg: new Map(rows.map((r) => [r.org_id, Number(r.last_id)])), floor };
@@ -106,13 +104,13 @@ export class TurnEventRepository implements TurnEventHistory {
    * idempotent.
    */
   async prune(cutoff: Date): Promise<{ orgs: number; deleted: number }> {
-    const candidates = (await this.db.dataSource.manager
+    const candidates = await this.db.dataSource.manager
       .createQueryBuilder(this.db.entities.events, 'e')
       .select('e.orgId', 'orgId')
       .addSelect('MAX(e.id)', 'maxId')
       .where('e.recordedDate < :cutoff', { cutoff })
       .groupBy('e.orgId')
-      .getRawMany()) as { orgId: string; maxId: string | number }[];
+      .getRawMany<{ orgId: string; maxId: string | number }>();
     let deleted = 0;
     for (const { orgId, maxId } of candidates) {
       await this.db.dataSource.query(this.moveHorizon, [orgId, Number(maxId)]);
@@ -125,10 +123,10 @@ export class TurnEventRepository implements TurnEventHistory {
   private async deleteThrough(orgId: string, horizon: number): Promise<number> {
     let deleted = 0;
     for (;;) {
-      const [end] = (await this.db.dataSource.query(
+      const [end] = await this.db.dataSource.query<{ id: string | number }[]>(
         'SELECT id FROM turn_events WHERE org_id = ? AND id <= ? ORDER BY id LIMIT 1 OFFSET ?',
         [orgId, horizon, this.deleteWindow - 1],
-      )) as { id: string | number }[];
+      );
       const to = end ? Number(end.id) : horizon;
       const result = await this.db.dataSource.manager
         .createQueryBuilder()
@@ -151,13 +149,13 @@ export class TurnEventRepository implements TurnEventHistory {
   }
 
   private async sequence(orgId: string): Promise<{ lastId: number; prunedId: number }> {
-    const [row] = (await this.db.dataSource.query(ORG_SEQUENCE, [orgId, orgId])) as { last_id: string | number | null; pruned_id: string | number | null }[];
+    const [row] = await this.db.dataSource.query<{ last_id: string | number | null; pruned_id: string | number | null }[]>(ORG_SEQUENCE, [orgId, orgId]);
     if (row?.last_id == null || row.pruned_id == null) throw new Error('event_counters has no "turn_events" rows; are the migrations up to date?');
     return { lastId: Number(row.last_id), prunedId: Number(row.pruned_id) };
   }
 
   private async floor(): Promise<number> {
-    const [row] = (await this.db.dataSource.query(`SELECT value FROM event_counters WHERE name = 'turn_events'`)) as { value: string | number }[];
+    const [row] = await this.db.dataSource.query<{ value: string | number }[]>(`SELECT value FROM event_counters WHERE name = 'turn_events'`);
     if (!row) throw new Error('event_counters has no "turn_events" row; are the migrations up to date?');
     return Number(row.value);
   }

@@ -113,7 +113,7 @@ function fieldCost({ type, field, args, childComplexity }: ComplexityEstimatorAr
   if (page !== null) return 1 + page * childComplexity;
   if (!isListType(getNullableType(field.type))) return 1 + childComplexity;
   const sizedBy = ARGUMENT_SIZED_LISTS[`${type.name}.${field.name}`];
-  const given = sizedBy === undefined ? undefined : args[sizedBy];
+  const given: unknown = sizedBy === undefined ? undefined : args[sizedBy];
   if (Array.isArray(given)) return 1 + Math.min(given.length, MAX_PAGE_SIZE) * (1 + childComplexity);
   const size = type.name.startsWith('__') ? INTROSPECTION_SIZE : (LIST_SIZES[`${type.name}.${field.name}`] ?? UNLISTED_SIZE);
   return 1 + size * (isCompositeType(getNamedType(field.type)) ? 1 + childComplexity : 1);

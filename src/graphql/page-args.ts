@@ -1,4 +1,4 @@
-import type { GraphQLResolveInfo } from 'graphql';
+import { Kind, type GraphQLResolveInfo } from 'graphql';
 import { badInput } from '../domain/errors';
 import type { ListPageRequest } from '../domain/pagination';
 
@@ -23,5 +23,5 @@ export function pageRequestOf(
 function given(info: GraphQLResolveInfo, name: string): boolean {
   const arg = info.fieldNodes[0]?.arguments?.find((a) => a.name.value === name);
   if (!arg) return false;
-  return arg.value.kind !== 'Variable' || info.variableValues[arg.value.name.value] !== undefined;
+  return arg.value.kind !== Kind.VARIABLE || info.variableValues[arg.value.name.value] !== undefined;
 }

@@ -112,9 +112,10 @@ export class OpenAIResponsesAdapter implements LanguageModel {
       return new LlmError('failed', `could not reach the model provider; no recovery after ${this.options.retry.maxRetries} retries`);
     }
     if (e instanceof APIError) {
+      const failure = e as APIError;
       // An error object in the stream carries no status: the provider failed mid-answer.
-      if (e.status === undefined) return collector.streamError(providerMessageOf(e) || 'no reason given', e.error);
-      return this.httpFailure(e.status, e);
+      if (failure.status === undefined) return collector.streamError(providerMessageOf(failure) || 'no reason given', failure.error);
+      return this.httpFailure(failure.status, failure);
     }
     // The body broke off (the SDK rethrows the socket's error) or was not server-sent events.
     return new LlmError('failed', 'the connection to the model provider broke while streaming');
@@ -162,7 +163,7 @@ function untilAborted<T>(work: PromiseLike<T>, signal: AbortSignal): Promise<T> 
       },
       (error: unknown) => {
         signal.removeEventListener('abort', onAbort);
-        reject(error);
+        reject(error instanceof Error ? error : new Error(String(error)));
       },
     );
   });
@@ -170,7 +171,8 @@ function untilAborted<T>(work: PromiseLike<T>, signal: AbortSignal): Promise<T> 
 
 /** What the provider's error body said (`{"error": {"message"}}`), without the SDK's status prefix. */
 function providerMessageOf(e: APIError): string {
-  const message = (e.error as { message?: unknown } | undefined)?.message;
+  const body: { message?: unknown } | undefined = e.error;
+  const message = body?.message;
   return typeof message === 'string' ? message : '';
 }
 

@@ -66,7 +66,7 @@ export class TurnBlobs {
   private async readLog(name: TurnBlobName): Promise<unknown[]> {
     const text = await this.getText(name);
     const parsed: unknown = text ? JSON.parse(text) : [];
-    return Array.isArray(parsed) ? parsed : [];
+    return Array.isArray(parsed) ? (parsed as unknown[]) : [];
   }
 }
 

@@ -125,8 +125,8 @@ const CHUNK_NAMESPACE = Buffer.from('6f1c3a52d0e94c1b9a8e2f7d5b4c3a10', 'hex');
  */
 export function chunkId(repo: string, path: string, contentHash: string, copy: number): string {
   const digest = createHash('sha1').update(CHUNK_NAMESPACE).update(`${repo}\u0000${path}\u0000${contentHash}\u0000${copy}`).digest();
-  digest[6] = (digest[6] & 0x0f) | 0x50;
-  digest[8] = (digest[8] & 0x3f) | 0x80;
+  digest[6] = (digest[6]! & 0x0f) | 0x50;
+  digest[8] = (digest[8]! & 0x3f) | 0x80;
   const hex = digest.subarray(0, 16).toString('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }

@@ -165,7 +165,7 @@ export class EmbeddedVectorStore implements VectorStore {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.loaded.values()].map((c) => c.refreshing?.catch(() => undefined)));
+    await Promise.all([...this.loaded.values()].map(async (c) => c.refreshing?.catch(() => undefined)));
     this.loaded.clear();
     this.statements.clear();
     this.handle?.close();

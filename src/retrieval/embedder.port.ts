@@ -18,9 +18,9 @@ export type EmbeddingKind = 'query' | 'document';
 /** Scales a vector to unit length in place; a zero vector stays zero. */
 export function normalize(vector: Float32Array): Float32Array {
   let sum = 0;
-  for (let i = 0; i < vector.length; i++) sum += vector[i] * vector[i];
+  for (let i = 0; i < vector.length; i++) sum += vector[i]! * vector[i]!;
   if (sum === 0) return vector;
   const scale = 1 / Math.sqrt(sum);
-  for (let i = 0; i < vector.length; i++) vector[i] *= scale;
+  for (let i = 0; i < vector.length; i++) vector[i]! *= scale;
   return vector;
 }

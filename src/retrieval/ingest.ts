@@ -92,7 +92,7 @@ export async function ingestTree(deps: { store: VectorStore; embedder: Embedder 
     await store.upsert(
       collection,
       space,
-      batch.map((p, i) => ({ id: p.id, vector: vectors[i], payload: p.payload })),
+      batch.map((p, i) => ({ id: p.id, vector: vectors[i]!, payload: p.payload })),
     );
     chunksAdded += batch.length;
     report();

@@ -112,7 +112,7 @@ export class LocalHashEmbedder implements Embedder {
       const mixed = fmix32(h + Math.imul(c, 0x9e3779b9));
       const bucket = mixed % this.dimension;
       // Signed hashing: collisions cancel out on average instead of piling up.
-      vector[bucket] += mixed & 0x80000000 ? -w : w;
+      vector[bucket]! += mixed & 0x80000000 ? -w : w;
     }
   }
 }

@@ -1,4 +1,4 @@
-import { exactSearch, MetricKind, type Matches } from 'usearch';
+import { exactSearch, MetricKind } from 'usearch';
 import { matchesPathPrefix, normalizePathPrefix, normalizePathPrefixes } from './chunk-filter';
 import type { ChunkFilter } from './vector-store.port';
 
@@ -85,7 +85,7 @@ export class QuantizedRows {
     if (!passing) {
       const n = Math.min(count, this.count);
       if (n <= 0) return [];
-      const { keys } = exactSearch(this.matrix.subarray(0, this.count * d), this.query, d, n, MetricKind.Cos, 1) as Matches;
+      const { keys } = exactSearch(this.matrix.subarray(0, this.count * d), this.query, d, n, MetricKind.Cos, 1);
       return Array.from(keys, (key) => this.rowids[Number(key)]!);
     }
     const n = Math.min(count, passing.length);
@@ -100,7 +100,7 @@ export class QuantizedRows {
         const at = passing[start + i]!;
         this.scratch.set(this.matrix.subarray(at * d, (at + 1) * d), i * d);
       }
-      const { keys, distances } = exactSearch(this.scratch.subarray(0, size * d), this.query, d, Math.min(n, size), MetricKind.Cos, 1) as Matches;
+      const { keys, distances } = exactSearch(this.scratch.subarray(0, size * d), this.query, d, Math.min(n, size), MetricKind.Cos, 1);
       keys.forEach((key, i) => found.push({ rowid: this.rowids[passing[start + Number(key)]!]!, distance: distances[i]! }));
     }
     // One block: already in order. Several: the n nearest of every block's n nearest are the n nearest.
@@ -160,7 +160,10 @@ export class QuantizedRows {
     };
     this.matrix = grow(this.matrix, (n) => new Int8Array(n), this.dimension);
     this.rowids = grow(this.rowids, (n) => new Float64Array(n));
-    [this.repos, this.languages, this.paths] = [this.repos, this.languages, this.paths].map((a) => grow(a, (n) => new Int32Array(n)));
+    const int32 = (n: number) => new Int32Array(n);
+    this.repos = grow(this.repos, int32);
+    this.languages = grow(this.languages, int32);
+    this.paths = grow(this.paths, int32);
   }
 }
 

@@ -4,6 +4,7 @@ import {
   getOperationAST,
   GraphQLError,
   NoSchemaIntrospectionCustomRule,
+  OperationTypeNode,
   specifiedRules,
   validate,
   type DocumentNode,
@@ -11,7 +12,6 @@ import {
   type FormattedExecutionResult,
   type GraphQLFormattedError,
   type GraphQLSchema,
-  type OperationTypeNode,
   type ValidationRule,
 } from 'graphql';
 import type { Config } from '../config';
@@ -151,7 +151,8 @@ export class LiveOperations {
     const observe = (kind: OperationTypeNode | null, named: string | null) => (outcome: string) =>
       this.deps.observe?.({ kind, operationName: named, transport, outcome, startedAt, endedAt: performance.now() });
     const refuse = (errors: GraphQLError[], kind: OperationTypeNode | null = null, named = operationName): Prepared => {
-      observe(kind, named)(String(errors[0]?.extensions.code ?? 'INTERNAL_SERVER_ERROR'));
+      const code = errors[0]?.extensions.code;
+      observe(kind, named)(typeof code === 'string' ? code : 'INTERNAL_SERVER_ERROR');
       return { kind: 'refused', errors };
     };
     if (running > limit) {
@@ -176,7 +177,7 @@ export class LiveOperations {
     const named = ast?.name?.value ?? operationName;
     if (!kind) return refuse([new GraphQLError('Unable to identify operation', { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })]);
     // GraphQL over HTTP: a GET must not change anything.
-    if (readOnly && kind === 'mutation') return refuse([new GraphQLError('Mutations cannot be sent over GET', { extensions: { code: 'BAD_REQUEST' } })], kind, named);
+    if (readOnly && kind === OperationTypeNode.MUTATION) return refuse([new GraphQLError('Mutations cannot be sent over GET', { extensions: { code: 'BAD_REQUEST' } })], kind, named);
     const context: GraphQLContext = {
       caller,
       services,
@@ -195,7 +196,7 @@ export class LiveOperations {
    */
   async start(ready: Ready, sink: SubscriberSink): Promise<Started> {
     let result: FormattedExecutionResult;
-    if (ready.operation === 'subscription') {
+    if (ready.operation === OperationTypeNode.SUBSCRIPTION) {
       const subscribed = await this.deps.executor.subscribe(ready.args, sink);
       if ('live' in subscribed) {
         ready.done('ok');

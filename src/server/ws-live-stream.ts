@@ -26,6 +26,7 @@ export class SharedPayload {
   }
 
   toJSON(): null {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- graphql-ws stringifies the message; its socket's send() takes this payload back (takeSharedPayload)
     pending = this;
     return null;
   }

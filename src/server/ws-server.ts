@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { ExecutionArgs, ExecutionResult, FormattedExecutionResult } from 'graphql';
+import type { ExecutionArgs, ExecutionResult } from 'graphql';
 import { handleProtocols, makeServer, type Context, type ServerOptions, type WebSocket as GraphQLWsSocket } from 'graphql-ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Config } from '../config';
@@ -127,7 +127,7 @@ class Connection implements GraphQLWsSocket, Congestion {
 
   onMessage(received: (data: string) => Promise<void>): void {
     this.socket.on('message', (data) => {
-      if (!this.ending) received(String(data)).catch((err: unknown) => this.policy.failed(this, err));
+      if (!this.ending) received((data as Buffer).toString('utf8')).catch((err: unknown) => this.policy.failed(this, err));
     });
   }
 
@@ -223,7 +223,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
     subscribe: (args) => startOperation(args),
 
     // Results reach onNext formatted (or as a group's shared bytes): sent as they are.
-    onNext: (_ctx, _id, _payload, _args, result) => result as FormattedExecutionResult,
+    onNext: (_ctx, _id, _payload, _args, result) => result,
 
     onClose(ctx: ConnectionContext) {
       const connection = ctx.extra;

@@ -84,15 +84,15 @@ export class SessionBatchReads implements SessionBatchReader, ChainTurnSource {
     const status = (alias: string) => (window.status ? ` AND ${alias}.status = ?` : '');
     const statusParams = window.status ? [window.status] : [];
     const [only] = sessionIds;
-    const rows = (
+    const rows =
       sessionIds.length === 1
-        ? await this.db.dataSource.query(
+        ? await this.db.dataSource.query<RawTurnRow[]>(
             `SELECT ${TURN_COLUMNS} FROM agent_session_turns t
               WHERE t.org_id = ? AND t.session_id = ? AND t.sequence_number > ?${status('t')}
               ORDER BY t.sequence_number ASC LIMIT ?`,
             [scope.orgId, only, window.afterSequence, ...statusParams, window.limit],
           )
-        : await this.db.dataSource.query(
+        : await this.db.dataSource.query<RawTurnRow[]>(
             `SELECT ${TURN_COLUMNS} FROM agent_session_turns t
               INNER JOIN (SELECT r.id, ROW_NUMBER() OVER (PARTITION BY r.session_id ORDER BY r.sequence_number) AS rn
                 FROM agent_session_turns r
@@ -100,8 +100,7 @@ export class SessionBatchReads implements SessionBatchReader, ChainTurnSource {
                 ON w.id = t.id AND w.rn <= ?
               ORDER BY t.sequence_number ASC`,
             [scope.orgId, ...sessionIds, window.afterSequence, ...statusParams, window.limit],
-          )
-    ) as RawTurnRow[];
+          );
     for (const row of rows) result.get(row.session_id)?.push(toTurnRecord(turnRowOf(row)));
     return result;
   }

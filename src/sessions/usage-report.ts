@@ -44,7 +44,7 @@ export class UsageReport {
       // A fork's copies of earlier turns were counted (and charged) as the turns they copy.
       .andWhere('NOT EXISTS (SELECT 1 FROM agent_session_turn_copies c WHERE c.turn_id = t.id)');
     if (!orgWide) qb.andWhere('t.createdByUserId = :user', { user: caller.userId });
-    const raw = (await qb.groupBy('day').addGroupBy('t.status').getRawMany()) as RawRow[];
+    const raw = await qb.groupBy('day').addGroupBy('t.status').getRawMany<RawRow>();
     const rows: UsageAggregateRow[] = raw.flatMap((r) =>
       isTurnStatus(r.status) ? [{ date: String(r.day), status: r.status, turns: Number(r.turns), estimatedCostUsd: Number(r.cost ?? 0) }] : [],
     );

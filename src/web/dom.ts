@@ -2,7 +2,7 @@
  * A few DOM helpers. Text always goes in as text (never as HTML), so nothing a session name
  * or an answer contains can run as markup.
  */
-type Attributes = Record<string, string | number | boolean | null | undefined | ((event: Event) => void)>;
+type Attributes = Record<string, string | number | boolean | null | undefined | ((event: Event) => void | Promise<void>)>;
 export type Child = Node | string | number | null | undefined | false;
 
 export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Attributes = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
@@ -24,7 +24,7 @@ export function svg<K extends keyof SVGElementTagNameMap>(tag: K, attributes: At
 function setAttributes(element: Element, attributes: Attributes): void {
   for (const [name, value] of Object.entries(attributes)) {
     if (value === null || value === undefined || value === false) continue;
-    if (typeof value === 'function') element.addEventListener(name.replace(/^on/, ''), value);
+    if (typeof value === 'function') element.addEventListener(name.replace(/^on/, ''), (event) => void value(event));
     else element.setAttribute(name, value === true ? '' : String(value));
   }
 }

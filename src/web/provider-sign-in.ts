@@ -94,7 +94,7 @@ export async function completeProviderSignIn(settings: ProviderSettings): Promis
   try {
     params = oauth.validateAuthResponse(as, client(settings), callback, pending.state);
   } catch (e) {
-    if (e instanceof oauth.AuthorizationResponseError) throw new Error(e.error_description ?? e.error);
+    if (e instanceof oauth.AuthorizationResponseError) throw new Error(e.error_description ?? e.error, { cause: e });
     throw e;
   }
   const response = await oauth.authorizationCodeGrantRequest(as, client(settings), oauth.None(), params, redirectUri(), pending.verifier, options(settings));

@@ -4,7 +4,7 @@ import { fileBlobKey, turnBlobKey } from '../../src/domain/blob-keys';
 
 export interface BlobStoreSubject {
   readonly store: BlobStore;
-  dispose(): Promise<void>;
+  dispose: () => Promise<void>;
 }
 
 /**

@@ -36,7 +36,7 @@ function check(config: string, env: Record<string, string>): { ok: boolean; outp
 /** The `timeout <name> <value>` lines of the defaults section, in milliseconds. */
 function defaultTimeouts(): Record<string, number> {
   const defaults = /^defaults\n([\s\S]*?)\n\S/m.exec(readProjectFile('deploy/haproxy/haproxy.cfg'))![1]!;
-  return Object.fromEntries([...defaults.matchAll(/^\s+timeout ([\w-]+) (\S+)/gm)].map(([, name, value]) => [name, durationMs(value!)]));
+  return Object.fromEntries([...defaults.matchAll(/^\s+timeout ([\w-]+) (\S+)/gm)].map(([, name, value]): [string, number] => [name!, durationMs(value!)]));
 }
 
 describeWithHaproxy('deploy/haproxy/haproxy.cfg', () => {
@@ -119,7 +119,7 @@ describeWithHaproxy('deploy/haproxy/haproxy.cfg', () => {
       }, 90_000);
 
       afterAll(async () => {
-        await Promise.all(clients.map((c) => c.dispose()));
+        await Promise.all(clients.map(async (c) => c.dispose()));
         if (haproxy && haproxy.exitCode === null) {
           const exited = new Promise((r) => haproxy.once('exit', r));
           haproxy.kill('SIGTERM');

@@ -13,11 +13,11 @@ const BASE = join(projectRoot, 'deploy/kubernetes');
 
 /** The schema of each kind the base may hold: kubernetes-models' JSON schemas of the Kubernetes API, offline. */
 const MODELS: Record<string, (object: Record<string, unknown>) => { validate(): void }> = {
-  'v1/ConfigMap': (o) => new ConfigMap(o as unknown as IConfigMap),
-  'v1/Service': (o) => new Service(o as unknown as IService),
-  'apps/v1/Deployment': (o) => new Deployment(o as unknown as IDeployment),
-  'policy/v1/PodDisruptionBudget': (o) => new PodDisruptionBudget(o as unknown as IPodDisruptionBudget),
-  'autoscaling/v2/HorizontalPodAutoscaler': (o) => new HorizontalPodAutoscaler(o as unknown as IHorizontalPodAutoscaler),
+  'v1/ConfigMap': (o) => new ConfigMap(o),
+  'v1/Service': (o) => new Service(o),
+  'apps/v1/Deployment': (o) => new Deployment(o),
+  'policy/v1/PodDisruptionBudget': (o) => new PodDisruptionBudget(o),
+  'autoscaling/v2/HorizontalPodAutoscaler': (o) => new HorizontalPodAutoscaler(o),
 };
 
 /** `kubectl kustomize dir`: what `kubectl apply -k dir` would send, rendered without a cluster. */

@@ -43,7 +43,7 @@ describe('a first run', () => {
     try {
       const line = await new Promise<Record<string, string>>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error('no "gateway listening" line')), 20_000);
-        createInterface({ input: child.stdout! }).on('line', (text) => {
+        createInterface({ input: child.stdout }).on('line', (text) => {
           const entry = JSON.parse(text) as Record<string, string>;
           if (entry['msg'] === 'gateway listening') {
             clearTimeout(timer);

@@ -45,7 +45,7 @@ describeWithRedis('two gateway processes', () => {
     }, 90_000);
 
     afterAll(async () => {
-      await Promise.all(clients.map((c) => c.dispose()));
+      await Promise.all(clients.map(async (c) => c.dispose()));
       for (const started of [a, b]) if (started && started.child.exitCode === null) started.child.kill('SIGTERM');
       await writer?.close();
       await dropMysqlDatabase(env.DATABASE_URL!);

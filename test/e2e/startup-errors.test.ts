@@ -14,7 +14,7 @@ function start(env: Record<string, string>): Promise<{ code: number | null; stde
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   return new Promise((done) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
     child.once('exit', (code) => {

@@ -30,7 +30,7 @@ async function startReceiver(): Promise<{ url: string; exports: OtlpExport[]; re
     const parts: Buffer[] = [];
     req.on('data', (part: Buffer) => parts.push(part));
     req.on('end', () => {
-      requests.push(`${req.method} ${req.url} ${req.headers['content-type']} ${req.headers['x-tenant']}`);
+      requests.push(`${req.method} ${req.url} ${req.headers['content-type']} ${String(req.headers['x-tenant'])}`);
       const raw = Buffer.concat(parts);
       const body = req.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw;
       exports.push(JSON.parse(body.toString('utf8')) as OtlpExport);

@@ -26,7 +26,7 @@ function gatewayWithSession(turns: number, env: Record<string, string> = {}) {
     h.sessionId = await sessionWithTurns(h.t, turns);
   });
   afterAll(async () => {
-    await Promise.all(clients.map((c) => c.dispose()));
+    await Promise.all(clients.map(async (c) => c.dispose()));
     await h.t.close();
   });
   const connect = () => {

@@ -175,10 +175,10 @@ function provenanceSuite(database: 'sqlite' | 'mysql'): void {
     const placeholders = (select!.match(/\?/g) ?? []).length;
     const db = t.gateway.db.dataSource;
     if (db.options.type === 'better-sqlite3') {
-      const plan = (await db.query(`EXPLAIN QUERY PLAN ${select}`, Array(placeholders).fill('x'))) as { detail: string }[];
+      const plan = await db.query<{ detail: string }[]>(`EXPLAIN QUERY PLAN ${select}`, Array(placeholders).fill('x'));
       expect(plan.map((p) => p.detail).join('\n')).toMatch(/USING (COVERING )?INDEX idx_turn_chunk_refs_org_chunk/);
     } else {
-      const plan = (await db.query(`EXPLAIN ${select}`, Array(placeholders).fill('x'))) as { table: string; key: string | null }[];
+      const plan = await db.query<{ table: string; key: string | null }[]>(`EXPLAIN ${select}`, Array(placeholders).fill('x'));
       expect(plan.find((p) => p.table === 'r')?.key).toBe('idx_turn_chunk_refs_org_chunk');
     }
   });

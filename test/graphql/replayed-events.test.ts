@@ -17,7 +17,7 @@ beforeAll(async () => {
   t = await startGateway();
 });
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.dispose()));
+  await Promise.all(clients.splice(0).map(async (c) => c.dispose()));
 });
 afterAll(() => t.close());
 

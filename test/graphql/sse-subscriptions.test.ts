@@ -43,7 +43,7 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   sseClients.splice(0).forEach((c) => c.dispose());
-  await Promise.all(wsClients.splice(0).map((c) => c.dispose()));
+  await Promise.all(wsClients.splice(0).map(async (c) => c.dispose()));
   await waitUntil(() => subscribers() === 0 && t.gateway.live.sse.streams === 0, 5_000, 'streams to end');
 });
 afterAll(() => t.close());

@@ -45,7 +45,7 @@ beforeAll(async () => {
   agentContextId = ac.id;
 });
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.dispose()));
+  await Promise.all(clients.splice(0).map(async (c) => c.dispose()));
   await waitUntil(() => subscribers() === 0, 5_000, 'subscribers to leave');
 });
 afterAll(() => t.close());

@@ -25,7 +25,7 @@ describe('fan-out of one group', () => {
   beforeAll(async () => {
     t = await startGateway({ hooks: { sweeper: false } });
   });
-  afterEach(() => Promise.all(clients.splice(0).map((c) => c.dispose())));
+  afterEach(() => Promise.all(clients.splice(0).map(async (c) => c.dispose())));
   afterAll(() => t.close());
 
   it('executes and serialises each event once for 40 subscribers, and each receives it under its own operation id', async () => {
@@ -75,7 +75,7 @@ describe('a subscriber that stops reading', () => {
   });
   afterAll(async () => {
     sockets.forEach((s) => s.ws.terminate());
-    await Promise.all(clients.map((c) => c.dispose()));
+    await Promise.all(clients.map(async (c) => c.dispose()));
     await t.close();
   });
 

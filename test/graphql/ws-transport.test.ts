@@ -165,7 +165,7 @@ describe('operations over WebSocket', () => {
   beforeAll(async () => {
     t = await startGateway();
   });
-  afterEach(() => Promise.all(clients.splice(0).map((c) => c.dispose())));
+  afterEach(() => Promise.all(clients.splice(0).map(async (c) => c.dispose())));
   afterAll(() => t.close());
   const connect = (t: TestGateway, c: Caller) => {
     const client = wsClient(t.url, tokenFor(t, c));
@@ -251,7 +251,7 @@ describe('fan-out', () => {
       const payloads = subs.map((s) => JSON.stringify(s.results));
       return { groups, executions, serialisations, sessionReads, payloads };
     } finally {
-      await Promise.all(clients.map((c) => c.dispose()));
+      await Promise.all(clients.map(async (c) => c.dispose()));
       await t.close();
     }
   }

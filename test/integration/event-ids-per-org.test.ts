@@ -46,7 +46,7 @@ function perOrgSuite(open: TestDatabaseFactory): void {
   });
 
   it('carries events stored before the migration over: their ids stay valid resume points, and each org goes on above them', async () => {
-    while ((await t.db.dataSource.query('SELECT name FROM migrations')).some((m: { name: string }) => m.name === MIGRATION)) {
+    while ((await t.db.dataSource.query<{ name: string }[]>('SELECT name FROM migrations')).some((m) => m.name === MIGRATION)) {
       await t.db.dataSource.undoLastMigration();
     }
     // The deployment-wide sequence as it was: acme had 1, 2 and 4, globex 3 and 5; 1 is pruned.

@@ -56,7 +56,7 @@ function exactIdSuite(database: 'sqlite' | 'mysql'): void {
     turnId = (await addTurn(sessions, owner, privateId)).id;
     await completeTurn(sessions, owner, privateId, turnId);
   });
-  afterEach(() => Promise.all(clients.splice(0).map((c) => c.dispose())));
+  afterEach(() => Promise.all(clients.splice(0).map(async (c) => c.dispose())));
   afterAll(() => t.close());
 
   it('lets acme and user-2 themselves see their data (the control)', async () => {

@@ -170,7 +170,7 @@ describeWithMysql('cancelling and rerunning turns on MariaDB', () => {
     await h.gateway.orchestrator.sweepExpiredTurns();
     const swept = await h.turn(alice, session.id, turn.id);
     expect(swept).toMatchObject({ status: 'FAILED', errors: ['interrupted: the gateway instance running this turn stopped before it finished'] });
-    const rows = (await h.gateway.db.dataSource.query('SELECT previous_status, status FROM turn_events WHERE turn_id = ? ORDER BY id', [turn.id])) as { previous_status: string | null; status: string }[];
+    const rows = await h.gateway.db.dataSource.query<{ previous_status: string | null; status: string }[]>('SELECT previous_status, status FROM turn_events WHERE turn_id = ? ORDER BY id', [turn.id]);
     for (const r of rows) events.push(`${r.previous_status ?? '-'}>${r.status}`);
     expect(events).toEqual(['->PENDING', 'PENDING>FAILED']);
   });

@@ -41,9 +41,9 @@ function concurrencySuite(mysql: boolean): void {
     expect(fake.open).toBe(AT_ONCE);
     expect(t.gateway.orchestrator.inFlightCount).toBe(AT_ONCE);
 
-    const pending = (await t.gateway.db.dataSource.query(
+    const pending = await t.gateway.db.dataSource.query<{ sessionId: string; turnId: string; userId: string }[]>(
       "SELECT session_id AS sessionId, id AS turnId, created_by_user_id AS userId FROM agent_session_turns WHERE status = 'PENDING'",
-    )) as { sessionId: string; turnId: string; userId: string }[];
+    );
     expect(new Set(pending.map((p) => p.sessionId)).size).toBe(AT_ONCE);
     for (const p of pending) {
       const owner = users.find((u) => u.userId === p.userId)!;

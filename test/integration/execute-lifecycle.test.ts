@@ -59,8 +59,8 @@ function lifecycleSuite(database: 'sqlite' | 'mysql'): void {
     expect(Date.parse(done.statusTimeStamp)).toBe(received);
     expect(Date.parse(done.openAIChainExpiresDate!) - received).toBe(7 * DAY);
     const [requestLog, responseLog] = await Promise.all([h.blob(alice, done.openAIRequestPayloadUrl!), h.blob(alice, done.openAIResponsePayloadUrl!)]);
-    expect(JSON.parse(requestLog.text)[0]).toMatchObject({ model: 'gpt-4.1-mini', instructions: 'You are a careful refactoring assistant.', stream: true });
-    expect(JSON.parse(responseLog.text)[0].response.id).toBe(done.openAIResponseId);
+    expect((JSON.parse(requestLog.text) as unknown[])[0]).toMatchObject({ model: 'gpt-4.1-mini', instructions: 'You are a careful refactoring assistant.', stream: true });
+    expect((JSON.parse(responseLog.text) as { response: { id: string } }[])[0]?.response.id).toBe(done.openAIResponseId);
   });
 
   it('answers execute with the full text (never truncated), streams it gap-free, and ends the stream', async () => {

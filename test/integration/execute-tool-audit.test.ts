@@ -167,7 +167,7 @@ describe('tool calls in the turnOutput subscription', () => {
     h = await startGateway({ ...EXECUTE_SETUP, output: 'bus' });
   });
   afterAll(async () => {
-    await Promise.all(clients.map((c) => c.dispose()));
+    await Promise.all(clients.map(async (c) => c.dispose()));
     await h.close();
   });
 

@@ -24,7 +24,7 @@ interface TurnUsageView {
 }
 
 /** ceil(chars / 4) of what a recorded provider request sent: the system prompt and the user message. */
-const sentEstimate = (body: Record<string, unknown>) => Math.ceil([String(body.instructions ?? ''), userTextOf(body)].filter((t) => t).join('\n').length / 4);
+const sentEstimate = (body: Record<string, unknown>) => Math.ceil([(typeof body.instructions === 'string' ? body.instructions : ''), userTextOf(body)].filter((t) => t).join('\n').length / 4);
 
 /**
  * Issue 10 item 6 (spec 003): failed and cancelled turns count the tokens spent, cached input

@@ -44,7 +44,7 @@ describe('GET /metrics', () => {
     h = await startGateway({ ...EXECUTE_SETUP, env: { METRICS_TOKEN } });
   });
   afterAll(async () => {
-    await Promise.all(wsClients.map((c) => c.dispose()));
+    await Promise.all(wsClients.map(async (c) => c.dispose()));
     sseClients.forEach((c) => c.dispose());
     await h.close();
   });

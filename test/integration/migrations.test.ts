@@ -13,12 +13,12 @@ interface ColumnCollation {
 
 /** Each text column's collation on the server, as `table.column`. */
 async function collations(t: TestDatabase): Promise<Map<string, ColumnCollation>> {
-  const rows = (await t.db.dataSource.query(
+  const rows = await t.db.dataSource.query<ColumnCollation[]>(
     `SELECT c.TABLE_NAME, c.COLUMN_NAME, c.COLLATION_NAME, tb.TABLE_COLLATION
        FROM information_schema.COLUMNS c JOIN information_schema.TABLES tb
          ON tb.TABLE_SCHEMA = c.TABLE_SCHEMA AND tb.TABLE_NAME = c.TABLE_NAME
       WHERE c.TABLE_SCHEMA = DATABASE() AND c.COLLATION_NAME IS NOT NULL`,
-  )) as ColumnCollation[];
+  );
   return new Map(rows.map((r) => [`${r.TABLE_NAME}.${r.COLUMN_NAME}`, r]));
 }
 
@@ -81,9 +81,9 @@ describeWithMysql('id collations on MySQL/MariaDB', () => {
     const ids = onServer.filter((c) => c.COLUMN_NAME === 'id' || c.COLUMN_NAME.endsWith('_id') || c.COLUMN_NAME === 'idem_key');
     expect(ids.length).toBeGreaterThan(30);
     expect(ids.filter((c) => c.COLLATION_NAME !== exact).map((c) => `${c.TABLE_NAME}.${c.COLUMN_NAME}`)).toEqual([]);
-    const [padding] = (await t.db.dataSource.query(
+    const [padding] = await t.db.dataSource.query<{ n: number }[]>(
       `SELECT COUNT(*) AS n FROM agent_sessions WHERE org_id = 'acme ' OR org_id = 'ACME'`,
-    )) as { n: number }[];
+    );
     expect(Number(padding?.n)).toBe(0);
     expect(onServer.find((c) => c.TABLE_NAME === 'agent_sessions' && c.COLUMN_NAME === 'name')?.COLLATION_NAME).toMatch(/_ci$/);
   });

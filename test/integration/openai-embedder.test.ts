@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { OpenAIEmbedder } from '../../src/retrieval/openai-embedder.adapter';
 
@@ -12,7 +12,8 @@ interface EmbeddingsRequest {
 /** POST /v1/embeddings as OpenAI answers it: base64 float32 when asked, data items by index. */
 function fakeOpenAI(size: (req: EmbeddingsRequest) => number) {
   const requests: { body: EmbeddingsRequest; authorization: string | undefined }[] = [];
-  const server: Server = createServer(async (req, res) => {
+  const server: Server = createServer((req, res) => void answer(req, res));
+  async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let raw = '';
     for await (const chunk of req) raw += String(chunk);
     const body = JSON.parse(raw) as EmbeddingsRequest;
@@ -34,7 +35,7 @@ function fakeOpenAI(size: (req: EmbeddingsRequest) => number) {
     data.reverse(); // the API does not promise order; the index does
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: 1, total_tokens: 1 } }));
-  });
+  }
   return {
     requests,
     async start(): Promise<string> {

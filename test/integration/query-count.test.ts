@@ -129,7 +129,7 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
         expect(res.body.errors).toBeUndefined();
         const page = statementsOf(t).find((sql) => /\bLIMIT 26\b/.test(sql));
         expect(page).toBeDefined();
-        const plan = (await t.gateway.db.dataSource.query(`EXPLAIN QUERY PLAN ${page}`, ['acme', 'user-2', 'acme', 'user-2'])) as { detail: string }[];
+        const plan = await t.gateway.db.dataSource.query<{ detail: string }[]>(`EXPLAIN QUERY PLAN ${page}`, ['acme', 'user-2', 'acme', 'user-2']);
         const steps = plan.map((p) => p.detail).join(' | ');
         expect(steps).toMatch(/SEARCH s USING INDEX idx_sessions_list_(updated|created|name)/);
         expect(steps).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
@@ -147,13 +147,13 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
     expect(count).toBeDefined();
     const params = ['acme', 'user-2', 'acme', 'user-2', 'acme', 'user-2'];
     if (database === 'sqlite') {
-      const plan = (await t.gateway.db.dataSource.query(`EXPLAIN QUERY PLAN ${count}`, params)) as { detail: string }[];
+      const plan = await t.gateway.db.dataSource.query<{ detail: string }[]>(`EXPLAIN QUERY PLAN ${count}`, params);
       const steps = plan.map((p) => p.detail).join(' | ');
       expect(steps).toMatch(/SEARCH cp USING (COVERING )?INDEX idx_participants_org_user/);
       expect(steps).toMatch(/SEARCH cs USING INDEX sqlite_autoindex_agent_sessions_1 \(id=\?\)/);
       expect(steps).not.toMatch(/SCAN (cs|cp)\b/);
     } else {
-      const plan = (await t.gateway.db.dataSource.query(`EXPLAIN ${count}`, params)) as { table: string; key: string | null; type: string }[];
+      const plan = await t.gateway.db.dataSource.query<{ table: string; key: string | null; type: string }[]>(`EXPLAIN ${count}`, params);
       expect(plan.find((step) => step.table === 'cp')?.key).toBe('idx_participants_org_user');
       expect(plan.find((step) => step.table === 'cs')?.type).toBe('eq_ref');
       expect(plan.find((step) => step.table === 'agent_session_counts')?.type).not.toBe('ALL');
@@ -169,7 +169,7 @@ function queryCountSuite(database: 'sqlite' | 'mysql'): void {
       const list = statementsOf(t).filter((sql) => /\bagent_sessions s\b/.test(sql));
       expect(list).toHaveLength(1);
       for (const sql of list) {
-        const plan = (await t.gateway.db.dataSource.query(`EXPLAIN ${sql}`, ['acme', 'user-2', 'acme', 'user-2'])) as { table: string; type: string }[];
+        const plan = await t.gateway.db.dataSource.query<{ table: string; type: string }[]>(`EXPLAIN ${sql}`, ['acme', 'user-2', 'acme', 'user-2']);
         expect(plan.find((step) => step.table === 'vp')?.type).toBe('ref');
       }
     });

@@ -17,7 +17,7 @@ type Status = { turnStatusChanged: { eventId: string; sequenceNumber: number; st
 type Output = { turnOutput: { index: number; textDelta: string } };
 
 /** Two gateways sharing one MySQL database and one Redis (under a key prefix of their own). */
-async function twoInstances(redis: string, extra: Record<string, string> = {}): Promise<{ a: TestGateway; b: TestGateway; dispose(): Promise<void> }> {
+async function twoInstances(redis: string, extra: Record<string, string> = {}): Promise<{ a: TestGateway; b: TestGateway; dispose: () => Promise<void> }> {
   const databaseUrl = await createMysqlDatabase();
   const bus = { url: redis, keyPrefix: `test-${randomUUID()}:` };
   const a = await startGateway({ database: { url: databaseUrl }, bus, env: extra });
@@ -52,7 +52,7 @@ describeWithRedis('live delivery through Redis', () => {
     beforeAll(async () => {
       ({ a, b, dispose } = await twoInstances(redisUrl!));
     });
-    afterEach(() => Promise.all(clients.splice(0).map((c) => c.dispose())));
+    afterEach(() => Promise.all(clients.splice(0).map(async (c) => c.dispose())));
     afterAll(() => dispose());
 
     it('delivers turns changed on A to subscribers on B, in order', async () => {
@@ -177,7 +177,7 @@ describeWithRedis('live delivery through Redis', () => {
     }, 30_000);
     afterEach(async () => {
       proxy.restore();
-      await Promise.all(clients.splice(0).map((c) => c.dispose()));
+      await Promise.all(clients.splice(0).map(async (c) => c.dispose()));
     });
     afterAll(async () => {
       await dispose();

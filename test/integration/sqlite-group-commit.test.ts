@@ -69,7 +69,7 @@ describe('group commit on the embedded SQLite database', () => {
     await Promise.all([
       note('g1').then(() => order.push('g1')),
       t.db.transaction(async (em) => {
-        order.push(`orm saw ${((await em.query('SELECT id FROM notes')) as unknown[]).length}`);
+        order.push(`orm saw ${(await em.query<unknown[]>('SELECT id FROM notes')).length}`);
       }),
       note('g2').then(() => order.push('g2')),
     ]);

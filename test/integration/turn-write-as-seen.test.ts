@@ -26,7 +26,7 @@ function asSeenSuite(open: TestDatabaseFactory): void {
   const seenBy = async (caller: typeof alice, id: string) => (await turns().getSession(caller, id))!;
   const eventsOf = (sessionId: string) => events.filter((e) => e.sessionId === sessionId);
   const participantsOf = async (sessionId: string) =>
-    ((await t.db.dataSource.query('SELECT user_id FROM agent_session_participants WHERE session_id = ? ORDER BY user_id', [sessionId])) as { user_id: string }[]).map((r) => r.user_id);
+    (await t.db.dataSource.query<{ user_id: string }[]>('SELECT user_id FROM agent_session_participants WHERE session_id = ? ORDER BY user_id', [sessionId])).map((r) => r.user_id);
 
   it('adds the turn without reading the session again while it is as seen, and no other statement reads it', async () => {
     const session = await turns().createSession(alice, { name: 'As seen', agentContextId: 'ac-1' });

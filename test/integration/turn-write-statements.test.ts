@@ -85,7 +85,7 @@ function rollbackSuite(open: () => Promise<TestDatabase>): void {
   it('rolls back a turn whose insert fails: no counter move, no event, the next turn still gets the next number', async () => {
     const session = await store.lifecycle.createSession(alice, { name: 'Rollback', agentContextId: 'ac-1' });
     const first = await store.lifecycle.addTurn(alice, session.id, { instructionSummary: 'one' });
-    const events = async () => Number(((await t.db.dataSource.query("SELECT last_id FROM org_event_counters WHERE org_id = 'acme'")) as { last_id: number }[])[0]?.last_id);
+    const events = async () => Number((await t.db.dataSource.query<{ last_id: number }[]>("SELECT last_id FROM org_event_counters WHERE org_id = 'acme'"))[0]?.last_id);
     const before = await events();
     await expect(store.lifecycle.addTurn(alice, session.id, { id: first.id, instructionSummary: 'same id' })).rejects.toThrow();
     expect(await events()).toBe(before);

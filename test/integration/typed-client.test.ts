@@ -77,7 +77,7 @@ function clientSuite(options: () => GatewayOptions, transport: 'ws' | 'sse'): vo
   });
   afterEach(async () => {
     proxy.restore();
-    await Promise.all(clients.splice(0).map((c) => c.dispose()));
+    await Promise.all(clients.splice(0).map(async (c) => c.dispose()));
     await waitUntil(() => subscribers() === 0, 10_000, 'subscribers to leave');
     statuses.length = 0;
     lastStatus.clear();

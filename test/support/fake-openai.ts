@@ -141,9 +141,10 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       const orphan = input.find((i) => i.type === 'function_call_output' && !calls.has(i.call_id));
       return orphan ? { message: `No tool call found for function call output with call_id ${String(orphan.call_id)}.`, param: 'input' } : null;
     }
-    const prior = stored.get(String(previous));
+    const previousId = typeof previous === 'string' ? previous : JSON.stringify(previous);
+    const prior = stored.get(previousId);
     if (!prior) {
-      return { message: `Previous response with id '${String(previous)}' not found.`, param: 'previous_response_id', code: 'previous_response_not_found' };
+      return { message: `Previous response with id '${previousId}' not found.`, param: 'previous_response_id', code: 'previous_response_not_found' };
     }
     const outputs = new Set(input.filter((i) => i.type === 'function_call_output').map((i) => i.call_id));
     const missing = prior.callIds.find((id) => !outputs.has(id));

@@ -84,7 +84,7 @@ export class FakeQdrant {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
-    let body: unknown = undefined;
+    let body: unknown;
     const reply = (status: number, payload: Record<string, unknown>) => {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ ...payload, time: (performance.now() - started) / 1000 }));
@@ -312,7 +312,7 @@ export class FakeQdrant {
       throw new BadRequest(400, 'Wrong input: Not existing vector name error: ');
     }
     for (const [n, v] of Object.entries(vector)) {
-      const params = (c.vectors as Record<string, VectorParams>)[n];
+      const params = (c.vectors)[n];
       if (!params) throw new BadRequest(400, `Wrong input: Not existing vector name error: ${n}`);
       this.checkSize(params, v);
     }

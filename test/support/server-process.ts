@@ -31,7 +31,7 @@ export function startServerProcess(env: Record<string, string>, timeoutMs = 30_0
       reject(new Error('server did not start in time'));
     }, timeoutMs);
     child.once('exit', (code) => reject(new Error(`server exited early with ${code}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       const entry = JSON.parse(line) as { msg?: string; url?: string; level?: number };
       if ((entry.level ?? 0) >= 50) errorLogs.push(line);
       if (entry.msg === 'gateway listening' && entry.url) {

@@ -7,7 +7,7 @@ export function sseClient(httpUrl: string, token: string | null): Client & Subsc
     url: `${httpUrl}/graphql/stream`,
     headers: token === null ? {} : { authorization: `Bearer ${token}` },
     retryAttempts: 0,
-  }) as Client & SubscribingClient;
+  });
 }
 
 /** One raw event-stream request; resolves with the status, the content type and the whole body once the server ends it. */

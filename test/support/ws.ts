@@ -49,8 +49,8 @@ export function subscribe<T = Record<string, unknown>>(client: SubscribingClient
     { query, variables },
     {
       next: (result) => {
-        results.push(result as FormattedExecutionResult<T>);
-        if (result.data) data.push(result.data as T);
+        results.push(result);
+        if (result.data) data.push(result.data);
         waiters.splice(0).forEach((w) => w());
       },
       error: (e) => {
@@ -107,7 +107,7 @@ export class RawSocket {
   constructor(httpUrl: string, protocol: string | null = 'graphql-transport-ws', path = '/graphql') {
     const url = `${httpUrl.replace(/^http/, 'ws')}${path}`;
     this.ws = protocol === null ? new WebSocket(url) : new WebSocket(url, protocol);
-    this.ws.on('message', (data) => this.messages.push(JSON.parse(String(data)) as Record<string, unknown>));
+    this.ws.on('message', (data) => this.messages.push(JSON.parse((data as Buffer).toString('utf8')) as Record<string, unknown>));
     this.opened = new Promise((resolve, reject) => {
       this.ws.once('open', () => resolve());
       this.ws.once('error', reject);

@@ -278,12 +278,12 @@ describe('the turn pipeline on its ports', () => {
   });
 
   it('sends no further provider round when the turn is cancelled while a server tool runs, and keeps what it spent and did', async () => {
-    let cancelling: Promise<unknown> | null = null;
+    const cancelling: Promise<unknown>[] = [];
     const slow: Retriever = {
       async retrieve(request: RetrievalRequest): Promise<RetrievedChunk[]> {
         if (request.query !== 'slow') return [];
         const turn = p.onlyTurn();
-        cancelling = p.orchestrator.cancel(alice, turn.sessionId, turn.id);
+        cancelling.push(p.orchestrator.cancel(alice, turn.sessionId, turn.id));
         // The in-memory store answers in microtasks: after one macrotask the call is aborted.
         await new Promise((r) => setTimeout(r, 0));
         return [];
@@ -293,7 +293,7 @@ describe('the turn pipeline on its ports', () => {
     p.model.enqueue({ kind: 'tool_calls', calls: [{ toolCallId: 'call_1', name: 'search_code', argumentsJson: '{"query":"slow"}' }] });
     const started = await p.orchestrator.start(p.instruction({ conversationContextId: 'cc-1' }));
     await expect(started.outcome).rejects.toMatchObject({ code: 'CANCELLED' });
-    await cancelling;
+    await Promise.all(cancelling);
     expect(p.model.requests).toHaveLength(1);
     const turn = p.onlyTurn();
     expect(turn.status).toBe('CANCELLED');

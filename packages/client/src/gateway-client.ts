@@ -1,7 +1,7 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { DocumentNode, OperationDefinitionNode } from 'graphql';
 // From the package root: Node's ESM loader cannot reach graphql-js's files by path (no exports map), and bundlers tree-shake the rest.
-import { print } from 'graphql';
+import { Kind, print } from 'graphql';
 import { LatestEventIdDocument } from './generated/operations';
 import { getText, postOperation, type HttpOptions, type RequestOptions } from './http';
 import { DEFAULT_RETRY, resumableSubscription, type RetryPolicy, type SubscriptionObserver } from './resumable-subscription';
@@ -131,4 +131,4 @@ function textOf(cache: WeakMap<DocumentNode, string>, document: DocumentNode): s
 }
 
 const operationNameOf = (document: DocumentNode): string | null =>
-  document.definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition')?.name?.value ?? null;
+  document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)?.name?.value ?? null;

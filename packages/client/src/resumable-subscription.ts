@@ -65,7 +65,7 @@ export function resumableSubscription(
     if (failures >= deps.retry.maxAttempts) return fail(cause);
     const delay = Math.min(deps.retry.maxDelayMs, deps.retry.initialDelayMs * 2 ** failures);
     failures += 1;
-    timer = setTimeout(start, delay / 2 + (Math.random() * delay) / 2);
+    timer = setTimeout(() => void start(), delay / 2 + (Math.random() * delay) / 2);
   };
 
   const start = async (): Promise<void> => {

@@ -1,4 +1,4 @@
-import type { DocumentNode, FieldNode, OperationDefinitionNode } from 'graphql';
+import { Kind, OperationTypeNode, type DocumentNode, type FieldNode, type OperationDefinitionNode } from 'graphql';
 
 /**
  * How a subscription picks up after a reconnect, read from its document:
@@ -14,15 +14,15 @@ export type ResumePlan =
   | { readonly kind: 'none' };
 
 export function resumePlanOf(document: DocumentNode): ResumePlan {
-  const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
-  if (!operation || operation.operation !== 'subscription') throw new Error('not a subscription document');
-  const root = operation.selectionSet.selections.find((s): s is FieldNode => s.kind === 'Field');
+  const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  if (!operation || operation.operation !== OperationTypeNode.SUBSCRIPTION) throw new Error('not a subscription document');
+  const root = operation.selectionSet.selections.find((s): s is FieldNode => s.kind === Kind.FIELD);
   if (!root) return { kind: 'none' };
   const field = root.alias?.value ?? root.name.value;
-  const selects = (name: string) => root.selectionSet?.selections.some((s) => s.kind === 'Field' && !s.alias && s.name.value === name) ?? false;
+  const selects = (name: string) => root.selectionSet?.selections.some((s) => s.kind === Kind.FIELD && !s.alias && s.name.value === name) ?? false;
   const cursor = root.arguments?.find((a) => a.name.value === 'afterEventId');
   if (cursor) {
-    if (cursor.value.kind !== 'Variable') throw new Error(`${field}: pass afterEventId as a variable so the client can resume`);
+    if (cursor.value.kind !== Kind.VARIABLE) throw new Error(`${field}: pass afterEventId as a variable so the client can resume`);
     if (!selects('eventId')) throw new Error(`${field}: select eventId so the client can resume`);
     return { kind: 'event-id', field, variable: cursor.value.name.value };
   }

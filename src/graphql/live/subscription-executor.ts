@@ -68,7 +68,7 @@ export class SubscriptionExecutor {
     // Errors found when subscribing (NOT_FOUND, FORBIDDEN, bad afterEventId) come back as a result.
     if (!(stream instanceof LiveSource)) {
       if (Symbol.asyncIterator in stream) throw new Error('subscription fields must return a LiveSource');
-      return { result: stream as ExecutionResult };
+      return { result: stream };
     }
     const source = stream as LiveSource<unknown>;
     const key = this.options.shared ? `${visibilityOf(context.caller)}\n${operationKey(args)}` : randomUUID();
@@ -141,7 +141,7 @@ export function formatResult(
   { logger, formatError }: Pick<SubscriptionExecutorOptions, 'logger' | 'formatError'>,
 ): FormattedExecutionResult {
   if (context.budget.exceeded) return context.budget.result();
-  if (!result.errors?.some((e) => e instanceof GraphQLError)) return result as FormattedExecutionResult;
+  if (!result.errors?.some((e) => e instanceof GraphQLError)) return result;
   const { requestId } = context;
   return {
     ...result,

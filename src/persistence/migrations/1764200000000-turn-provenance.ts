@@ -73,11 +73,11 @@ async function backfill(q: QueryRunner): Promise<void> {
       const chunks = new Map<string, string>();
       const files = new Map<string, string>();
       for (const f of parseList(turn.active_file_refs)) {
-        if (fits(f.contentHash) && !files.has(f.contentHash)) files.set(f.contentHash, String(f.path ?? '').slice(0, 1024));
+        if (fits(f.contentHash) && !files.has(f.contentHash)) files.set(f.contentHash, (typeof f.path === 'string' ? f.path : '').slice(0, 1024));
       }
       for (const c of parseList(turn.chunk_refs)) {
         if (fits(c.chunkId) && fits(c.contentHash) && !chunks.has(c.chunkId)) chunks.set(c.chunkId, c.contentHash);
-        if (fits(c.fileContentHash) && !files.has(c.fileContentHash)) files.set(c.fileContentHash, String(c.path ?? '').slice(0, 1024));
+        if (fits(c.fileContentHash) && !files.has(c.fileContentHash)) files.set(c.fileContentHash, (typeof c.path === 'string' ? c.path : '').slice(0, 1024));
       }
       for (const [chunkId, contentHash] of chunks) {
         await q.query(
@@ -92,7 +92,7 @@ async function backfill(q: QueryRunner): Promise<void> {
         );
       }
     }
-    after = turns[turns.length - 1].id;
+    after = turns[turns.length - 1]!.id;
   }
 }
 
