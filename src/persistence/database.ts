@@ -109,6 +109,12 @@ export async function openDatabase<E extends EntitySchemas>(
   let pool: MysqlPoolWatch | null = null;
   const statementTimeoutMs = options.queryTimeoutMs ?? 30_000;
   if (options.databaseUrl) {
+    const watch = new MysqlPoolWatch(
+      (err) => options.logger.error({ err }, 'the database refused the statement time limit'),
+      statementLimitSql(dialect === 'mariadb' ? 'mariadb' : 'mysql', statementTimeoutMs),
+      connectTimeoutMs,
+    );
+    pool = watch;
     const mysql = {
       ...common,
       type: dialect === 'mariadb' ? ('mariadb' as const) : ('mysql' as const),
@@ -119,9 +125,6 @@ export async function openDatabase<E extends EntitySchemas>(
       extra: {
         connectionLimit: options.poolSize,
         connectTimeout: connectTimeoutMs,
-        // Idle connections to a server that vanished are noticed by the kernel eventually.
-        enableKeepAlive: true,
-        keepAliveInitialDelay: 10_000,
         // mysql2 captures a stack trace on every query (for the async call site of an error);
         // store errors are typed and logged without it.
         trace: false,
@@ -138,12 +141,6 @@ export async function openDatabase<E extends EntitySchemas>(
     const migrator = new DataSource({ ...mysql, entities: [], migrationsRun: true, extra: { ...mysql.extra, connectionLimit: 1 } });
     await migrator.initialize();
     await migrator.destroy();
-    const watch = new MysqlPoolWatch(
-      (err) => options.logger.error({ err }, 'the database refused the statement time limit'),
-      statementLimitSql(dialect === 'mariadb' ? 'mariadb' : 'mysql', statementTimeoutMs),
-      connectTimeoutMs,
-    );
-    pool = watch;
     dataSource = new DataSource({
       ...mysql,
       migrationsRun: false,
@@ -152,6 +149,7 @@ export async function openDatabase<E extends EntitySchemas>(
       enableQueryTimeout: true,
       maxQueryExecutionTime: statementTimeoutMs + CLIENT_GRACE_MS,
       subscribers: [DiscardTimedOutConnections],
+      extra: { ...mysql.extra, stream: watch.stream },
     });
   } else {
     mkdirSync(options.dataDir, { recursive: true });
@@ -227,7 +225,10 @@ export async function openDatabase<E extends EntitySchemas>(
     async close() {
       await writer?.settled();
       try {
-        if (dataSource.isInitialized) await dataSource.destroy();
+        // The pool's end waits for each connection's goodbye; past the connect timeout, a
+        // partition is not going to deliver them.
+        const cut = pool && setTimeout(() => pool?.destroyAll(), connectTimeoutMs);
+        if (dataSource.isInitialized) await dataSource.destroy().finally(() => clearTimeout(cut ?? undefined));
       } finally {
         // Joined here: nothing of the database is left running once close settles.
         await reader?.close();

@@ -1,3 +1,4 @@
+import { connect as netConnect, type Socket } from 'node:net';
 import { createConnection, type Pool, type PoolConnection, type QueryError } from 'mysql2';
 import { EventSubscriber, type DataSource, type EntitySubscriberInterface } from 'typeorm';
 import type { AfterQueryEvent } from 'typeorm/subscriber/event/QueryEvent';
@@ -22,6 +23,9 @@ export const statementLimitSql = (dialect: Exclude<Dialect, 'sqlite'>, ms: numbe
 
 /** mysql2's error for a statement that got no answer within its `timeout` (the client's deadline). */
 const CLIENT_TIMEOUT_CODE = 'PROTOCOL_SEQUENCE_TIMEOUT';
+
+/** TCP keep-alive: idle connections to a server that vanished are noticed by the kernel eventually. */
+const KEEP_ALIVE_DELAY_MS = 10_000;
 
 /**
  * The pool's use as the gateway counts it from the pool's documented events, and the
@@ -54,8 +58,7 @@ export class MysqlPoolWatch {
       connection.query({ sql: this.limitSql, timeout: this.limitTimeoutMs }, (err) => {
         if (!err) return;
         this.onLimitFailed(err);
-        this.forget(connection);
-        connection.destroy();
+        this.discard(connection);
       });
     });
     pool.on('acquire', (connection) => {
@@ -71,10 +74,54 @@ export class MysqlPoolWatch {
     return connecting.finally(() => this.waiters--);
   }
 
+  /** Sockets of the pool's connections by their connection's config (mysql2 gives each connection a config of its own). */
+  private readonly sockets = new WeakMap<object, Socket>();
+  private readonly allSockets = new Set<Socket>();
+
+  /**
+   * mysql2's documented `stream` option: the sockets are opened as mysql2 would (TCP or Unix
+   * socket, no delay, keep-alive), and kept, because mysql2's destroy() only half-closes one
+   * (a FIN a partition never answers: the socket, and any statement queued on it, would stay).
+   */
+  readonly stream = (opts: { config: { socketPath?: string; port?: number; host?: string } }): Socket => {
+    const { socketPath, port, host } = opts.config;
+    const socket = socketPath ? netConnect(socketPath) : netConnect(port ?? 3306, host);
+    socket.setNoDelay(true);
+    if (!socketPath) socket.once('connect', () => socket.setKeepAlive(true, KEEP_ALIVE_DELAY_MS));
+    this.sockets.set(opts.config, socket);
+    this.allSockets.add(socket);
+    socket.once('close', () => this.allSockets.delete(socket));
+    return socket;
+  };
+
+  /** Closes `connection` for good: out of the pool, its socket destroyed, whatever was queued on it failed. */
+  discard(connection: PoolConnection): void {
+    this.forget(connection);
+    connection.destroy();
+    this.sockets.get(connection.config)?.destroy();
+  }
+
+  /** Destroys every socket still open (the pool's end waits for goodbyes a partition never delivers). */
+  destroyAll(): void {
+    for (const socket of this.allSockets) socket.destroy();
+  }
+
   /** A connection closed by the gateway (mysql2 emits nothing for a close the peer never answers). */
   forget(connection: PoolConnection): void {
     this.open.delete(connection);
     this.busy.delete(connection);
+  }
+
+  /**
+   * A statement got no answer: the connections idle now were opened before, and may be as dead
+   * as its one without knowing it (a partition keeps sockets open). They are closed rather than
+   * handed out to statements that would each wait out the deadline, or to a pool that ends by
+   * waiting for their goodbyes. A live server only costs new connections.
+   */
+  discardIdle(): void {
+    for (const connection of this.open) {
+      if (!this.busy.has(connection)) this.discard(connection);
+    }
   }
 
   use(size: number): { size: number; inUse: number; idle: number; waiting: number } {
@@ -109,8 +156,10 @@ export class DiscardTimedOutConnections implements EntitySubscriberInterface {
     if (event.success || (event.error as { code?: unknown } | undefined)?.code !== CLIENT_TIMEOUT_CODE) return;
     // connect() is the runner's documented way to its connection: the one it already holds.
     const connection = (await event.queryRunner.connect()) as PoolConnection;
-    watches.get(event.dataSource)?.forget(connection);
-    connection.destroy();
+    const watch = watches.get(event.dataSource);
+    if (!watch) return connection.destroy();
+    watch.discard(connection);
+    watch.discardIdle();
   }
 }
 
