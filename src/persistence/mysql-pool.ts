@@ -58,7 +58,8 @@ export class MysqlPoolWatch {
       connection.query({ sql: this.limitSql, timeout: this.limitTimeoutMs }, (err) => {
         if (!err) return;
         this.onLimitFailed(err);
-        this.discard(connection);
+        // Unanswered, the statements queued behind it would wait without a deadline; refused, they run unlimited.
+        if (err.code === CLIENT_TIMEOUT_CODE) this.discard(connection);
       });
     });
     pool.on('acquire', (connection) => {
