@@ -134,7 +134,8 @@ export class MysqlPoolWatch {
     this.open.add(connection);
     const forget = () => this.forget(connection);
     connection.once('end', forget);
-    connection.once('error', forget);
+    // Kept (not once): mysql2 may emit a second error as the socket closes, and an unheard one would crash the process.
+    connection.on('error', forget);
   }
 }
 
