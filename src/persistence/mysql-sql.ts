@@ -30,7 +30,7 @@ export async function mysqlTransaction<T>(runner: QueryRunner, guard: string, wo
     }
     if (commit) texts.push('COMMIT');
     at.state = 'open';
-    const raw = await runner.query(joinStatements(texts), statements.flatMap((s) => s.params)).catch((e: unknown) => {
+    const raw: unknown = await runner.query(joinStatements(texts), statements.flatMap((s) => s.params)).catch((e: unknown) => {
       throw isGuardFailure(e) ? new StaleReadError() : e;
     });
     if (commit) at.state = 'committed';
@@ -73,8 +73,8 @@ const MAX_BATCH = 32;
 
 interface PendingRead {
   readonly statement: Statement;
-  resolve(rows: unknown[]): void;
-  reject(error: unknown): void;
+  readonly resolve: (rows: unknown[]) => void;
+  readonly reject: (error: unknown) => void;
 }
 
 /**

@@ -111,7 +111,7 @@ describeWithRedis('a gateway process killed mid-turn', () => {
           const caller = USERS[i % USERS.length]!;
           const input = { agentContextId, instruction: `crash turn ${i}`, idempotencyKey: `crash-key-${i}` };
           const data = await gql<{ executeAsync: { sessionId: string; turnId: string } }>(on === 'a' ? a : b, caller, EXECUTE_ASYNC, { input });
-          return { on, caller, input, accepted: { sessionId: data.executeAsync.sessionId, turnId: data.executeAsync.turnId } } as Started;
+          return { on, caller, input, accepted: { sessionId: data.executeAsync.sessionId, turnId: data.executeAsync.turnId } };
         }),
       );
       // Every turn's provider call is streaming; the clients of A have seen its turns start.

@@ -20,7 +20,7 @@ describeWithMysql('migrations of instances starting at once on MySQL/MariaDB', (
         });
       const results = await Promise.allSettled([open(), open(), open(), open()]);
       expect(results.map((r) => (r.status === 'rejected' ? String(r.reason) : 'opened'))).toEqual(['opened', 'opened', 'opened', 'opened']);
-      const rows = (await opened[0]!.dataSource.query('SELECT name FROM migrations ORDER BY id')) as { name: string }[];
+      const rows = await opened[0]!.dataSource.query<{ name: string }[]>('SELECT name FROM migrations ORDER BY id');
       expect(rows.map((r) => r.name)).toEqual(migrations.map((m) => m.name));
     } finally {
       await Promise.all(opened.map((db) => db.close()));
