@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { INTERNAL_MESSAGE, isDomainError, type ErrorCode } from '../domain/errors';
 import type { Logger } from '../logger';
+import { BodyError, type BodyRefusal } from './json-body';
 
 /**
  * The HTTP status of every error code: what REST answers with, and GraphQL over HTTP for a
@@ -26,6 +27,13 @@ export const HTTP_STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   RESPONSE_TOO_LARGE: 400,
   RATE_LIMITED: 429,
   TOO_MANY_TOOL_ROUNDS: 422,
+};
+
+const BODY_STATUS: Readonly<Record<BodyRefusal, number>> = {
+  'entity.too.large': 413,
+  'entity.parse.failed': 400,
+  'encoding.unsupported': 415,
+  'charset.unsupported': 415,
 };
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -56,10 +64,8 @@ interface RestError {
 
 /** The REST presenter: `{ errorCode, errorMessage }` and the status of the code; anything unexpected is masked. */
 function presentRestError(error: unknown): RestError {
-  // Express rejects a body it cannot read with these `type`s (body-parser, the pipeline's one body parser).
-  const parserType = (error as { type?: unknown } | null)?.type;
-  if (parserType === 'entity.parse.failed') return shown(400, 'BAD_USER_INPUT', 'the request body is not valid JSON');
-  if (parserType === 'entity.too.large') return shown(413, 'BAD_USER_INPUT', 'the request body is too large');
+  // The pipeline's one body parser (json-body.ts) refuses a body it will not read with these.
+  if (error instanceof BodyError) return shown(BODY_STATUS[error.type], 'BAD_USER_INPUT', error.message);
   if (isDomainError(error)) {
     const extra = Object.fromEntries(Object.entries(error.details).filter(([k]) => REST_DETAILS.has(k)));
     return { status: HTTP_STATUS_OF[error.code], body: { errorCode: error.code, errorMessage: error.message, ...extra }, expected: true };
@@ -101,9 +107,14 @@ export function presentHttpError(logger: Logger): ErrorRequestHandler {
   };
 }
 
-/** A JSON answer; what is left of a refused request body is read and dropped, so the connection stays usable. */
+/**
+ * A JSON answer. A request body that has all arrived is dropped and the connection stays
+ * usable; one still arriving (refused before it was read: no token, over the limit) is not
+ * read at all: the connection closes after the answer.
+ */
 export function sendJson(req: Request, res: Response, status: number, body: unknown): void {
-  req.resume();
+  if (req.complete) req.resume();
+  else res.setHeader('connection', 'close');
   res.statusCode = status;
   res.setHeader('content-type', 'application/json; charset=utf-8');
   res.end(JSON.stringify(body));
