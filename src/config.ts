@@ -27,6 +27,7 @@ export interface Config {
   /** Who may sign tokens: the shared secret, an OpenID Provider, or both (issue 41). */
   readonly auth: AuthConfig;
   readonly limits: AbuseLimits;
+  readonly http: HttpServerConfig;
   /** How long in-flight HTTP requests may take to finish on shutdown. */
   readonly shutdownGraceMs: number;
   /** OPENAI_API_KEY: set means OpenAI embeddings (and the real LLM); unset means the local defaults. */
@@ -47,6 +48,16 @@ export interface Config {
   readonly metricsToken: string | null;
   readonly tracing: TracingConfig;
   readonly webhooks: WebhookConfig;
+}
+
+/** How long the HTTP server waits for a client (issue 36): slow clients are cut. */
+export interface HttpServerConfig {
+  /** The request line and headers must have arrived within this (408 and closed otherwise). */
+  readonly headersTimeoutMs: number;
+  /** The whole request, body included, must have arrived within this; the answer (a stream, a long execute) is not bound by it. */
+  readonly requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this; longer than any proxy in front keeps one idle for reuse. */
+  readonly keepAliveTimeoutMs: number;
 }
 
 /** Webhook deliveries (issue 39): where they may go, how they are sent and retried. */
@@ -236,6 +247,11 @@ export function loadConfig(env: Env = process.env): Config {
       maxResponseItems: int(env, 'GRAPHQL_MAX_RESPONSE_ITEMS', 50_000, 1, 10_000_000),
       maxDirectives: int(env, 'GRAPHQL_MAX_DIRECTIVES', 20, 0, 1000),
       bodyLimitBytes: int(env, 'HTTP_BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+    },
+    http: {
+      headersTimeoutMs: int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+      requestTimeoutMs: int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+      keepAliveTimeoutMs: int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 65_000, 1_000, 3_600_000),
     },
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     openaiApiKey: env.OPENAI_API_KEY?.trim() || null,

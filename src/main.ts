@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
@@ -42,6 +42,7 @@ import { blobRouter } from './server/blob-routes';
 import { dashboardRouter } from './server/dashboard';
 import { createHttpApp } from './server/http-app';
 import { LiveOperations } from './server/live-operations';
+import { createHttpServer } from './server/http-server';
 import { metricsRouter } from './server/metrics-route';
 import { restExecuteRouter } from './server/rest-execute';
 import { createGraphQLSse, type GraphQLSseServer } from './server/sse-server';
@@ -190,7 +191,7 @@ export async function createGateway(
     webhooks: webhooks.endpoints,
   };
   const protection = createProtection(config.limits, config.isProduction, gatewaySchema());
-  const server = createServer();
+  const server = createHttpServer(config.http);
   const executor = new SubscriptionExecutor({ logger, shared: config.live.wsSharedExecution, formatError: protection.formatError });
   const operationNames = new OperationNames();
   const tokens = tokenVerifier(config, logger);

@@ -34,7 +34,18 @@ const BODY_STATUS: Readonly<Record<BodyRefusal, number>> = {
   'entity.parse.failed': 400,
   'encoding.unsupported': 415,
   'charset.unsupported': 415,
+  'request.aborted': 400,
 };
+
+/** Errors that say the client went away (a reset, a stream cut short), not that the gateway failed. */
+const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE']);
+
+/** True when the error is the client's leaving: its socket is gone before the answer ended. */
+function clientWentAway(error: unknown, req: Request, res: Response): boolean {
+  if (error instanceof BodyError) return error.type === 'request.aborted';
+  const code = (error as { code?: unknown } | null)?.code;
+  return (typeof code === 'string' && CLIENT_GONE.has(code)) || (!res.writableEnded && req.socket.destroyed);
+}
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -92,6 +103,12 @@ const GRAPHQL_PATH = /^\/graphql(\/|$)/i;
 export function presentHttpError(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
     const where = `${req.method} ${req.path}`;
+    // Not the gateway's failure: no error, no stack (issue 36).
+    if (clientWentAway(error, req, res)) {
+      logger.info({ requestId: requestIdOf(res), where, reason: (error as Error).message }, 'the client went away before its answer was sent');
+      res.destroy();
+      return;
+    }
     if (res.headersSent) {
       logger.error({ err: error, requestId: requestIdOf(res), where }, 'a request failed after its answer began');
       res.destroy();

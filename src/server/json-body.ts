@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 
 /** Why a body was not read; the error presenter (http-errors.ts) answers each with its status. */
-export type BodyRefusal = 'entity.too.large' | 'entity.parse.failed' | 'encoding.unsupported' | 'charset.unsupported';
+export type BodyRefusal = 'entity.too.large' | 'entity.parse.failed' | 'encoding.unsupported' | 'charset.unsupported' | 'request.aborted';
 
 export class BodyError extends Error {
   constructor(
@@ -40,7 +40,7 @@ export function jsonBody(limitBytes: number): RequestHandler {
     const stop = () => {
       req.off('data', onData);
       req.off('end', onEnd);
-      req.off('close', stop);
+      req.off('close', onClose);
       req.pause();
     };
     const onData = (chunk: Buffer) => {
@@ -68,10 +68,14 @@ export function jsonBody(limitBytes: number): RequestHandler {
       }
       next();
     };
+    // A client that went away before its body ended: nobody is left to answer; the presenter logs it quietly.
+    const onClose = () => {
+      stop();
+      next(new BodyError('request.aborted', 'the client closed the request before its body ended'));
+    };
     req.on('data', onData);
     req.on('end', onEnd);
-    // A client that went away before its body ended: nobody is left to answer.
-    req.on('close', stop);
+    req.on('close', onClose);
   };
 }
 

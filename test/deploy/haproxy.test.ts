@@ -68,6 +68,15 @@ describeWithHaproxy('deploy/haproxy/haproxy.cfg', () => {
     expect(timeouts['http-request']).toBeLessThan(timeouts.client!);
   });
 
+  it('never reuses a connection the gateway is closing: the gateway keeps idle connections longer than HAProxy', () => {
+    const defaults = loadConfig({});
+    const timeouts = defaultTimeouts();
+    // HAProxy purges idle server connections every 5 s (pool-purge-delay's default) and closes idle client ones after http-keep-alive.
+    expect(defaults.http.keepAliveTimeoutMs).toBeGreaterThan(Math.max(5_000, timeouts['http-keep-alive']!));
+    // And the head of a request still arrives within the gateway's own bound once HAProxy let it through.
+    expect(timeouts['http-request']).toBeLessThanOrEqual(defaults.http.headersTimeoutMs);
+  });
+
   describeWithRedis('in front of two gateway processes', () => {
     describeWithMysql('sharing MySQL and Redis', () => {
       const SECRET = 'haproxy-test-secret-haproxy-test-secret';
