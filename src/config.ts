@@ -46,6 +46,11 @@ export interface Config {
   readonly ci: boolean;
   /** METRICS_TOKEN: set means GET /metrics wants `Authorization: Bearer <it>`; null leaves it open. */
   readonly metricsToken: string | null;
+  /** METRICS_PORT: set means /metrics is served on its own listener (METRICS_HOST), not on the API port. */
+  readonly metricsPort: number | null;
+  readonly metricsHost: string;
+  /** METRICS_OPERATION_NAMES: operation names labelled as themselves besides the known ones; others count as `other`. */
+  readonly metricsOperationNames: readonly string[];
   readonly tracing: TracingConfig;
   readonly webhooks: WebhookConfig;
 }
@@ -308,6 +313,9 @@ export function loadConfig(env: Env = process.env): Config {
     },
     ci: ciRunner(env.CI),
     metricsToken: env.METRICS_TOKEN?.trim() || null,
+    metricsPort: env.METRICS_PORT?.trim() ? int(env, 'METRICS_PORT', 0, 0, 65535) : null,
+    metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1',
+    metricsOperationNames: operationNames(env.METRICS_OPERATION_NAMES),
     tracing: tracingConfig(env),
     webhooks: {
       allowPrivateNetworks: bool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
@@ -414,4 +422,12 @@ function checkDatabaseUrl(url: string): void {
   if (socketPath !== null && !socketPath.startsWith('/')) {
     throw new ConfigError("DATABASE_URL: socketPath must be the absolute path of the server's Unix socket");
   }
+}
+
+/** A comma-separated list of GraphQL operation names. */
+function operationNames(value: string | undefined): string[] {
+  const names = (value ?? '').split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const bad = names.find((n) => !/^[_A-Za-z][_0-9A-Za-z]{0,63}$/.test(n));
+  if (bad !== undefined) throw new ConfigError(`METRICS_OPERATION_NAMES: "${bad.slice(0, 70)}" is not a GraphQL operation name`);
+  return names;
 }
