@@ -150,6 +150,8 @@ export interface LiveConfig {
   readonly wsSharedExecution: boolean;
   /** Server-Sent Event streams (one operation each) one user may hold open on this instance; the next gets 429. */
   readonly sseMaxStreamsPerUser: number;
+  /** LIVE_MAX_OPERATIONS_PER_USER: subscriptions one user may run at once on one instance, WebSocket and SSE together. */
+  readonly maxOperationsPerUser: number;
   /** A Redis command or PING unanswered for this long counts as Redis being away. */
   readonly redisTimeoutMs: number;
 }
@@ -284,6 +286,7 @@ export function loadConfig(env: Env = process.env): Config {
       wsMaxBufferedBytes: int(env, 'WS_MAX_BUFFERED_BYTES', 1024 * 1024, 16 * 1024, 1024 * 1024 * 1024),
       wsSharedExecution: bool(env, 'WS_SHARED_EXECUTION', true),
       sseMaxStreamsPerUser: int(env, 'SSE_MAX_STREAMS_PER_USER', 100, 1, 100_000),
+      maxOperationsPerUser: int(env, 'LIVE_MAX_OPERATIONS_PER_USER', 200, 1, 1_000_000),
       redisTimeoutMs: int(env, 'REDIS_TIMEOUT_MS', 2_000, 50, 60_000),
     },
     execute: {
