@@ -232,6 +232,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('REDIS_KEY_PREFIX must be 1-64 characters of A-Z a-z 0-9 : _ . -');
   }
   if (databaseUrl) checkDatabaseUrl(databaseUrl);
+  const http = httpServerConfig(env);
   return {
     nodeEnv,
     isProduction,
@@ -255,11 +256,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxDirectives: int(env, 'GRAPHQL_MAX_DIRECTIVES', 20, 0, 1000),
       bodyLimitBytes: int(env, 'HTTP_BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 100 * 1024 * 1024),
     },
-    http: {
-      headersTimeoutMs: int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
-      requestTimeoutMs: int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
-      keepAliveTimeoutMs: int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 65_000, 1_000, 3_600_000),
-    },
+    http,
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     openaiApiKey: env.OPENAI_API_KEY?.trim() || null,
     openaiBaseUrl: url(env, 'OPENAI_BASE_URL'),
@@ -433,4 +430,15 @@ function operationNames(value: string | undefined): string[] {
   const bad = names.find((n) => !/^[_A-Za-z][_0-9A-Za-z]{0,63}$/.test(n));
   if (bad !== undefined) throw new ConfigError(`METRICS_OPERATION_NAMES: "${bad.slice(0, 70)}" is not a GraphQL operation name`);
   return names;
+}
+
+function httpServerConfig(env: Env): HttpServerConfig {
+  const http = {
+    headersTimeoutMs: int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+    requestTimeoutMs: int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    keepAliveTimeoutMs: int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 65_000, 1_000, 3_600_000),
+  };
+  // node:http refuses to start otherwise: the headers are part of the request.
+  if (http.headersTimeoutMs > http.requestTimeoutMs) throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
+  return http;
 }
