@@ -30,6 +30,11 @@ export interface Config {
   readonly http: HttpServerConfig;
   /** How long in-flight HTTP requests may take to finish on shutdown. */
   readonly shutdownGraceMs: number;
+  /**
+   * How long an idle keep-alive connection stays open. Longer than any proxy in front keeps an
+   * idle connection to the gateway: a proxy reusing one the gateway is closing answers 502.
+   */
+  readonly httpKeepAliveTimeoutMs: number;
   /** OPENAI_API_KEY: set means OpenAI embeddings (and the real LLM); unset means the local defaults. */
   readonly openaiApiKey: string | null;
   readonly openaiBaseUrl: string | null;
@@ -61,8 +66,6 @@ export interface HttpServerConfig {
   readonly headersTimeoutMs: number;
   /** The whole request, body included, must have arrived within this; the answer (a stream, a long execute) is not bound by it. */
   readonly requestTimeoutMs: number;
-  /** An idle keep-alive connection is closed after this; longer than any proxy in front keeps one idle for reuse. */
-  readonly keepAliveTimeoutMs: number;
 }
 
 /** Webhook deliveries (issue 39): where they may go, how they are sent and retried. */
@@ -258,6 +261,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     http,
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    httpKeepAliveTimeoutMs: int(env, 'HTTP_KEEPALIVE_TIMEOUT_MS', 65_000, 1_000, 3_600_000),
     openaiApiKey: env.OPENAI_API_KEY?.trim() || null,
     openaiBaseUrl: url(env, 'OPENAI_BASE_URL'),
     openaiOrganization: env.OPENAI_ORG_ID?.trim() || null,
@@ -436,7 +440,6 @@ function httpServerConfig(env: Env): HttpServerConfig {
   const http = {
     headersTimeoutMs: int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
     requestTimeoutMs: int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
-    keepAliveTimeoutMs: int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 65_000, 1_000, 3_600_000),
   };
   // node:http refuses to start otherwise: the headers are part of the request.
   if (http.headersTimeoutMs > http.requestTimeoutMs) throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');

@@ -13,15 +13,15 @@ const TIMEOUT_CHECK_MS = 1_000;
  * arrive within HTTP_HEADERS_TIMEOUT_MS and the whole request (a body that trickles) within
  * HTTP_REQUEST_TIMEOUT_MS, else node:http answers 408 and closes. Neither bounds an answer
  * (an event stream, a synchronous execute) nor a WebSocket after its upgrade: those follow
- * their own keep-alive rules. Idle keep-alive connections last HTTP_KEEP_ALIVE_TIMEOUT_MS,
+ * their own keep-alive rules. Idle keep-alive connections last HTTP_KEEPALIVE_TIMEOUT_MS,
  * longer than a proxy in front keeps them for reuse, so the proxy never sends a request on a
  * connection the gateway is closing (deploy/haproxy/haproxy.cfg).
  */
-export function createHttpServer(http: HttpServerConfig): Server {
+export function createHttpServer(http: HttpServerConfig, keepAliveTimeoutMs: number): Server {
   return createServer({
     headersTimeout: http.headersTimeoutMs,
     requestTimeout: http.requestTimeoutMs,
-    keepAliveTimeout: http.keepAliveTimeoutMs,
+    keepAliveTimeout: keepAliveTimeoutMs,
     connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, http.headersTimeoutMs),
   });
 }
