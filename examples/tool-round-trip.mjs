@@ -28,7 +28,7 @@ async function conversationContextId() {
   const existing = conversationContexts.find((c) => c.name === CONTEXT_NAME);
   if (existing) return existing.id;
   const { upsertConversationContext } = await graphql(
-    'mutation C($input: ConversationContextInput!) { upsertConversationContext(input: $input) { id } }',
+    'mutation UpsertConversationContext($input: ConversationContextInput!) { upsertConversationContext(input: $input) { id } }',
     { input: { name: CONTEXT_NAME, systemPrompt: 'Answer questions about the workspace; read files with read_file.', tools: [READ_FILE] } },
   );
   return upsertConversationContext.id;

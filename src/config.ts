@@ -27,6 +27,7 @@ export interface Config {
   /** Who may sign tokens: the shared secret, an OpenID Provider, or both (issue 41). */
   readonly auth: AuthConfig;
   readonly limits: AbuseLimits;
+  readonly http: HttpServerConfig;
   /** How long in-flight HTTP requests may take to finish on shutdown. */
   readonly shutdownGraceMs: number;
   /**
@@ -50,8 +51,21 @@ export interface Config {
   readonly ci: boolean;
   /** METRICS_TOKEN: set means GET /metrics wants `Authorization: Bearer <it>`; null leaves it open. */
   readonly metricsToken: string | null;
+  /** METRICS_PORT: set means /metrics is served on its own listener (METRICS_HOST), not on the API port. */
+  readonly metricsPort: number | null;
+  readonly metricsHost: string;
+  /** METRICS_OPERATION_NAMES: operation names labelled as themselves besides the known ones; others count as `other`. */
+  readonly metricsOperationNames: readonly string[];
   readonly tracing: TracingConfig;
   readonly webhooks: WebhookConfig;
+}
+
+/** How long the HTTP server waits for a client (issue 36): slow clients are cut. */
+export interface HttpServerConfig {
+  /** The request line and headers must have arrived within this (408 and closed otherwise). */
+  readonly headersTimeoutMs: number;
+  /** The whole request, body included, must have arrived within this; the answer (a stream, a long execute) is not bound by it. */
+  readonly requestTimeoutMs: number;
 }
 
 /** Webhook deliveries (issue 39): where they may go, how they are sent and retried. */
@@ -139,6 +153,8 @@ export interface LiveConfig {
   readonly wsSharedExecution: boolean;
   /** Server-Sent Event streams (one operation each) one user may hold open on this instance; the next gets 429. */
   readonly sseMaxStreamsPerUser: number;
+  /** LIVE_MAX_OPERATIONS_PER_USER: subscriptions one user may run at once on one instance, WebSocket and SSE together. */
+  readonly maxOperationsPerUser: number;
   /** A Redis command or PING unanswered for this long counts as Redis being away. */
   readonly redisTimeoutMs: number;
 }
@@ -219,6 +235,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('REDIS_KEY_PREFIX must be 1-64 characters of A-Z a-z 0-9 : _ . -');
   }
   if (databaseUrl) checkDatabaseUrl(databaseUrl);
+  const http = httpServerConfig(env);
   return {
     nodeEnv,
     isProduction,
@@ -242,6 +259,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxDirectives: int(env, 'GRAPHQL_MAX_DIRECTIVES', 20, 0, 1000),
       bodyLimitBytes: int(env, 'HTTP_BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 100 * 1024 * 1024),
     },
+    http,
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     httpKeepAliveTimeoutMs: int(env, 'HTTP_KEEPALIVE_TIMEOUT_MS', 65_000, 1_000, 3_600_000),
     openaiApiKey: env.OPENAI_API_KEY?.trim() || null,
@@ -269,6 +287,7 @@ export function loadConfig(env: Env = process.env): Config {
       wsMaxBufferedBytes: int(env, 'WS_MAX_BUFFERED_BYTES', 1024 * 1024, 16 * 1024, 1024 * 1024 * 1024),
       wsSharedExecution: bool(env, 'WS_SHARED_EXECUTION', true),
       sseMaxStreamsPerUser: int(env, 'SSE_MAX_STREAMS_PER_USER', 100, 1, 100_000),
+      maxOperationsPerUser: int(env, 'LIVE_MAX_OPERATIONS_PER_USER', 200, 1, 1_000_000),
       redisTimeoutMs: int(env, 'REDIS_TIMEOUT_MS', 2_000, 50, 60_000),
     },
     execute: {
@@ -298,6 +317,9 @@ export function loadConfig(env: Env = process.env): Config {
     },
     ci: ciRunner(env.CI),
     metricsToken: env.METRICS_TOKEN?.trim() || null,
+    metricsPort: env.METRICS_PORT?.trim() ? int(env, 'METRICS_PORT', 0, 0, 65535) : null,
+    metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1',
+    metricsOperationNames: operationNames(env.METRICS_OPERATION_NAMES),
     tracing: tracingConfig(env),
     webhooks: {
       allowPrivateNetworks: bool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
@@ -404,4 +426,22 @@ function checkDatabaseUrl(url: string): void {
   if (socketPath !== null && !socketPath.startsWith('/')) {
     throw new ConfigError("DATABASE_URL: socketPath must be the absolute path of the server's Unix socket");
   }
+}
+
+/** A comma-separated list of GraphQL operation names. */
+function operationNames(value: string | undefined): string[] {
+  const names = (value ?? '').split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const bad = names.find((n) => !/^[_A-Za-z][_0-9A-Za-z]{0,63}$/.test(n));
+  if (bad !== undefined) throw new ConfigError(`METRICS_OPERATION_NAMES: "${bad.slice(0, 70)}" is not a GraphQL operation name`);
+  return names;
+}
+
+function httpServerConfig(env: Env): HttpServerConfig {
+  const http = {
+    headersTimeoutMs: int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+    requestTimeoutMs: int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+  };
+  // node:http refuses to start otherwise: the headers are part of the request.
+  if (http.headersTimeoutMs > http.requestTimeoutMs) throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
+  return http;
 }

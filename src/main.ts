@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
@@ -42,7 +42,8 @@ import { blobRouter } from './server/blob-routes';
 import { dashboardRouter } from './server/dashboard';
 import { createHttpApp } from './server/http-app';
 import { LiveOperations } from './server/live-operations';
-import { metricsRouter } from './server/metrics-route';
+import { createHttpServer } from './server/http-server';
+import { listenForMetrics, metricsPlacement, metricsRouter } from './server/metrics-route';
 import { restExecuteRouter } from './server/rest-execute';
 import { createGraphQLSse, type GraphQLSseServer } from './server/sse-server';
 import { attachGraphQLWebSocket, type GraphQLWebSocketServer } from './server/ws-server';
@@ -70,6 +71,8 @@ export interface Gateway {
   readonly output: TurnOutputSink;
   /** Prometheus metrics (GET /metrics renders them). */
   readonly metrics: GatewayMetrics;
+  /** The separate metrics listener's URL when METRICS_PORT is set (it listens from creation on). */
+  readonly metricsUrl: string | null;
   /** The subscription machinery, for metrics and tests. */
   readonly live: LiveRuntime;
   /** The turn pipeline (sweeps, in-flight count, lease release). */
@@ -190,11 +193,9 @@ export async function createGateway(
     webhooks: webhooks.endpoints,
   };
   const protection = createProtection(config.limits, config.isProduction, gatewaySchema());
-  const server = createServer();
-  // Node's default (5 s) is shorter than proxies keep idle connections to it (see the README).
-  server.keepAliveTimeout = config.httpKeepAliveTimeoutMs;
+  const server = createHttpServer(config.http, config.httpKeepAliveTimeoutMs);
   const executor = new SubscriptionExecutor({ logger, shared: config.live.wsSharedExecution, formatError: protection.formatError });
-  const operationNames = new OperationNames();
+  const operationNames = new OperationNames(config.metricsOperationNames);
   const tokens = tokenVerifier(config, logger);
   const operations = new LiveOperations({
     config,
@@ -207,6 +208,8 @@ export async function createGateway(
     observe: liveOperationObserver(metrics, operationNames, tracing),
   });
   const sse = createGraphQLSse({ config, logger, operations });
+  const metricsRoute = metricsRouter({ render: () => metrics.render(), contentType: metrics.contentType, token: config.metricsToken });
+  const metricsAt = metricsPlacement(config);
   const { handle, apollo } = await createHttpApp({
     config,
     tokens,
@@ -220,7 +223,7 @@ export async function createGateway(
     plugins: [operationMetricsPlugin(metrics, operationNames)],
     routers: [
       restExecuteRouter({ handler, tokens }),
-      metricsRouter({ render: () => metrics.render(), contentType: metrics.contentType, token: config.metricsToken }),
+      ...(metricsAt === 'api' ? [metricsRoute] : []),
       sse.router,
       blobRouter({ blobs, sessions: store.reads, tokens }),
       // Built next to this file by `npm run build` (dist/web).
@@ -247,6 +250,9 @@ export async function createGateway(
     { name: 'webhook sender', hook: () => webhooks.dispatcher.stop() },
   ];
 
+  const metricsListener = metricsAt === 'apart' ? await listenForMetrics(metricsRoute, config.metricsPort ?? 0, config.metricsHost) : null;
+  if (metricsListener) shutdownHooks.push({ name: 'metrics listener', hook: () => metricsListener.close() });
+
   let closing: Promise<void> | null = null;
   return {
     config,
@@ -269,6 +275,7 @@ export async function createGateway(
     output: bus,
     live: { bus, executor, websockets, sse, operations, pruner },
     metrics,
+    metricsUrl: metricsListener?.url ?? null,
     orchestrator,
     onShutdown: (name, hook) => {
       shutdownHooks.push({ name, hook });
@@ -450,6 +457,7 @@ async function main(): Promise<void> {
       llm: config.openaiApiKey ? `openai (${config.openaiBaseUrl ?? 'api.openai.com'})` : 'offline',
       blobs: config.blobs.s3Bucket ? `s3://${config.blobs.s3Bucket}` : `sqlite in ${config.dataDir}/blobs.sqlite`,
       dashboard: `${url}/dashboard`,
+      metrics: gateway.metricsUrl ? `${gateway.metricsUrl}/metrics` : metricsPlacement(config) === 'api' ? `${url}/metrics` : 'not served (production without METRICS_TOKEN or METRICS_PORT)',
       token: 'npm run --silent token -- --user <id> --org <id> [--admin]',
     },
     'gateway listening',

@@ -133,19 +133,30 @@ export class GatewayMetrics {
 }
 
 /**
- * Operation names as a label: clients choose them, so at most `max` distinct names are
- * kept; later ones count as "other", and unnamed operations as "anonymous".
+ * The operation names of the documents the gateway's own clients send: the typed client
+ * (packages/client/src/operations, which the dashboard uses too), the examples and the
+ * README. test/unit/operation-names.test.ts fails when one of those gains a name not here.
+ */
+export const KNOWN_OPERATION_NAMES: readonly string[] = [
+  'CancelTurn', 'Execute', 'ExecuteAsync', 'ForkSession', 'LatestEventId', 'RedeliverWebhook', 'SessionActivity',
+  'SessionDetail', 'SessionList', 'Sessions', 'TurnOutput', 'TurnStatusChanged', 'UpsertConversationContext', 'UsageByDay', 'Viewer',
+  'WebhookDeliveries', 'WebhookEndpoints',
+];
+
+/**
+ * Operation names as a label: clients choose them, so only names the gateway knows
+ * (KNOWN_OPERATION_NAMES and METRICS_OPERATION_NAMES) are labelled as themselves; any other
+ * counts as "other", and an unnamed operation as "anonymous". Made-up names cannot add series.
  */
 export class OperationNames {
-  private readonly seen = new Set<string>();
+  private readonly known: ReadonlySet<string>;
 
-  constructor(private readonly max = 100) {}
+  constructor(allowed: Iterable<string> = []) {
+    this.known = new Set([...KNOWN_OPERATION_NAMES, ...allowed]);
+  }
 
   label(name: string | null | undefined): string {
     if (!name) return 'anonymous';
-    if (this.seen.has(name)) return name;
-    if (this.seen.size >= this.max || !/^[_A-Za-z][_0-9A-Za-z]{0,63}$/.test(name)) return 'other';
-    this.seen.add(name);
-    return name;
+    return this.known.has(name) ? name : 'other';
   }
 }

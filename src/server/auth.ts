@@ -1,3 +1,4 @@
+import type { RequestHandler } from 'express';
 import jwt from 'jsonwebtoken';
 import type { TokenVerifier } from '../auth/token-verifier.port';
 import type { Caller } from '../domain/caller';
@@ -27,6 +28,19 @@ export async function authenticate(authorization: string | undefined | null, ver
   const authenticated: Authenticated = Object.freeze({ caller, expiresAt });
   remember(token, { verifier, reuseUntil: reuseUntil.getTime(), authenticated });
   return authenticated;
+}
+
+/**
+ * Express middleware for POST routes: the bearer token is checked before the body is read,
+ * so a request without a valid one is refused (401, or 503 when the provider is away) by the
+ * error presenter without its body being read or parsed (issue 36). Routes authenticate
+ * again themselves; the verified-token cache makes that a lookup.
+ */
+export function authenticateFirst(verifier: TokenVerifier): RequestHandler {
+  return async (req, _res, next) => {
+    await authenticate(req.headers.authorization, verifier);
+    next();
+  };
 }
 
 /**

@@ -14,7 +14,8 @@ import { gatewaySchema } from '../graphql/schema';
 import type { Services } from '../graphql/services';
 import type { Logger } from '../logger';
 import type { TokenVerifier } from '../auth/token-verifier.port';
-import { authenticate } from './auth';
+import { authenticate, authenticateFirst } from './auth';
+import { jsonBody } from './json-body';
 import { assignRequestId, HTTP_STATUS_OF, presentHttpError, requestIdOf } from './http-errors';
 
 /** A named check /readyz runs; it throws when its dependency is not usable. */
@@ -51,7 +52,7 @@ export interface HttpApp {
 
 /**
  * The one HTTP pipeline: every request goes through express, in this order: request id and
- * `deps.middleware`, the one JSON body parser, GraphQL over HTTP at /graphql through Apollo's
+ * `deps.middleware`, the bearer token of every POST (before its body is read), the one JSON body parser, GraphQL over HTTP at /graphql through Apollo's
  * express integration, health at /healthz and /readyz, the routes of `deps`, and the one
  * error presenter (http-errors.ts).
  */
@@ -86,7 +87,9 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   app.set('etag', false);
   app.set('trust proxy', false);
   app.use(assignRequestId, ...(deps.middleware ?? []));
-  app.use(express.json({ limit: config.limits.bodyLimitBytes }));
+  // The token before the body: a request without a valid one costs no body read, no JSON parse.
+  app.post(/.*/, authenticateFirst(deps.tokens));
+  app.use(jsonBody(config.limits.bodyLimitBytes));
 
   // GraphQL over HTTP first: nearly every request is one. `all` matches /graphql (and /graphql/) only, not /graphql/stream.
   app.all(

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { INTERNAL_MESSAGE, isDomainError, type ErrorCode } from '../domain/errors';
 import type { Logger } from '../logger';
+import { BodyError, type BodyRefusal } from './json-body';
 
 /**
  * The HTTP status of every error code: what REST answers with, and GraphQL over HTTP for a
@@ -27,6 +28,24 @@ export const HTTP_STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   RATE_LIMITED: 429,
   TOO_MANY_TOOL_ROUNDS: 422,
 };
+
+const BODY_STATUS: Readonly<Record<BodyRefusal, number>> = {
+  'entity.too.large': 413,
+  'entity.parse.failed': 400,
+  'encoding.unsupported': 415,
+  'charset.unsupported': 415,
+  'request.aborted': 400,
+};
+
+/** Errors that say the client went away (a reset, a stream cut short), not that the gateway failed. */
+const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE']);
+
+/** True when the error is the client's leaving: its socket is gone before the answer ended. */
+function clientWentAway(error: unknown, req: Request, res: Response): boolean {
+  if (error instanceof BodyError) return error.type === 'request.aborted';
+  const code = (error as { code?: unknown } | null)?.code;
+  return (typeof code === 'string' && CLIENT_GONE.has(code)) || (!res.writableEnded && req.socket.destroyed);
+}
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -56,10 +75,8 @@ interface RestError {
 
 /** The REST presenter: `{ errorCode, errorMessage }` and the status of the code; anything unexpected is masked. */
 function presentRestError(error: unknown): RestError {
-  // Express rejects a body it cannot read with these `type`s (body-parser, the pipeline's one body parser).
-  const parserType = (error as { type?: unknown } | null)?.type;
-  if (parserType === 'entity.parse.failed') return shown(400, 'BAD_USER_INPUT', 'the request body is not valid JSON');
-  if (parserType === 'entity.too.large') return shown(413, 'BAD_USER_INPUT', 'the request body is too large');
+  // The pipeline's one body parser (json-body.ts) refuses a body it will not read with these.
+  if (error instanceof BodyError) return shown(BODY_STATUS[error.type], 'BAD_USER_INPUT', error.message);
   if (isDomainError(error)) {
     const extra = Object.fromEntries(Object.entries(error.details).filter(([k]) => REST_DETAILS.has(k)));
     return { status: HTTP_STATUS_OF[error.code], body: { errorCode: error.code, errorMessage: error.message, ...extra }, expected: true };
@@ -86,6 +103,12 @@ const GRAPHQL_PATH = /^\/graphql(\/|$)/i;
 export function presentHttpError(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
     const where = `${req.method} ${req.path}`;
+    // Not the gateway's failure: no error, no stack (issue 36).
+    if (clientWentAway(error, req, res)) {
+      logger.info({ requestId: requestIdOf(res), where, reason: (error as Error).message }, 'the client went away before its answer was sent');
+      res.destroy();
+      return;
+    }
     if (res.headersSent) {
       logger.error({ err: error, requestId: requestIdOf(res), where }, 'a request failed after its answer began');
       res.destroy();
@@ -101,9 +124,14 @@ export function presentHttpError(logger: Logger): ErrorRequestHandler {
   };
 }
 
-/** A JSON answer; what is left of a refused request body is read and dropped, so the connection stays usable. */
+/**
+ * A JSON answer. A request body that has all arrived is dropped and the connection stays
+ * usable; one still arriving (refused before it was read: no token, over the limit) is not
+ * read at all: the connection closes after the answer.
+ */
 export function sendJson(req: Request, res: Response, status: number, body: unknown): void {
-  req.resume();
+  if (req.complete) req.resume();
+  else res.setHeader('connection', 'close');
   res.statusCode = status;
   res.setHeader('content-type', 'application/json; charset=utf-8');
   res.end(JSON.stringify(body));

@@ -26,7 +26,7 @@ import type { Services } from '../graphql/services';
 import type { Logger } from '../logger';
 import type { TokenVerifier } from '../auth/token-verifier.port';
 import { authenticate } from './auth';
-import { DocumentCache, MAX_TOKEN_BYTES } from './ws-limits';
+import { ConnectionsPerUser, DocumentCache, MAX_TOKEN_BYTES, userKeyOf } from './ws-limits';
 
 /** One operation of a live transport (a WebSocket operation, an SSE stream): where its results go. */
 export interface OperationSink extends SubscriberSink {
@@ -74,6 +74,8 @@ export interface Ready {
   readonly context: GraphQLContext;
   /** Records the operation's outcome ("ok" or the first error's code) once it is answered. */
   readonly done: (outcome: string) => void;
+  /** Gives back the user's live-operation slot a subscription holds (LIVE_MAX_OPERATIONS_PER_USER); idempotent. */
+  readonly release: () => void;
 }
 
 /** What `prepare` decided: refused with these errors (not yet formatted), or ready. */
@@ -111,11 +113,14 @@ export class LiveOperations {
   /** Many subscribers send the same few documents: parse and validate each once, share the AST. */
   private readonly documents = new DocumentCache(DOCUMENT_CACHE_BYTES);
   private readonly rules: ValidationRule[];
+  /** Subscriptions per user on this instance, WebSocket and SSE together. */
+  private readonly perUser: ConnectionsPerUser;
   private readonly format: Parameters<typeof formatResult>[2];
 
   constructor(private readonly deps: LiveOperationsDeps) {
     this.rules = [...specifiedRules, ...deps.protection.validationRules, ...(deps.config.isProduction ? [NoSchemaIntrospectionCustomRule] : [])];
     this.format = { logger: deps.logger, formatError: deps.protection.formatError };
+    this.perUser = new ConnectionsPerUser(deps.config.live.maxOperationsPerUser);
   }
 
   /** Estimated bytes held by the parsed-document cache. */
@@ -178,6 +183,16 @@ export class LiveOperations {
     if (!kind) return refuse([new GraphQLError('Unable to identify operation', { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })]);
     // GraphQL over HTTP: a GET must not change anything.
     if (readOnly && kind === OperationTypeNode.MUTATION) return refuse([new GraphQLError('Mutations cannot be sent over GET', { extensions: { code: 'BAD_REQUEST' } })], kind, named);
+    // Last: a slot is only taken by an operation that will start (and then give it back).
+    const release = kind === OperationTypeNode.SUBSCRIPTION ? this.takeSlot(caller) : NOTHING_TO_RELEASE;
+    if (release === null) {
+      const max = config.live.maxOperationsPerUser;
+      return refuse(
+        [new GraphQLError(`At most ${max} subscriptions may run at once per user; complete one first`, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', limit: max, scope: 'user' } })],
+        kind,
+        named,
+      );
+    }
     const context: GraphQLContext = {
       caller,
       services,
@@ -187,7 +202,19 @@ export class LiveOperations {
       budget: protection.responseBudget(),
     };
     const args: ExecutionArgs = { schema, document, operationName, variableValues: variables, contextValue: context };
-    return { kind: 'ready', operation: kind, args, context, done: observe(kind, named) };
+    return { kind: 'ready', operation: kind, args, context, done: observe(kind, named), release };
+  }
+
+  /** The user's slot for one more subscription, as the function that gives it back; null at the limit. */
+  private takeSlot(caller: Caller): (() => void) | null {
+    const key = userKeyOf(caller);
+    if (!this.perUser.tryOpen(key)) return null;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.perUser.close(key);
+    };
   }
 
   /**
@@ -197,11 +224,38 @@ export class LiveOperations {
   async start(ready: Ready, sink: SubscriberSink): Promise<Started> {
     let result: FormattedExecutionResult;
     if (ready.operation === OperationTypeNode.SUBSCRIPTION) {
-      const subscribed = await this.deps.executor.subscribe(ready.args, sink);
+      const { release } = ready;
+      // The slot is held until the subscription ends: completed by the server, or cancelled by the client (or its going away).
+      const releasing: SubscriberSink = {
+        next: (payload, flushed) => sink.next(payload, flushed),
+        get congested() {
+          return sink.congested;
+        },
+        complete: () => {
+          release();
+          sink.complete();
+        },
+      };
+      let subscribed: Awaited<ReturnType<SubscriptionExecutor['subscribe']>>;
+      try {
+        subscribed = await this.deps.executor.subscribe(ready.args, releasing);
+      } catch (e) {
+        release();
+        throw e;
+      }
       if ('live' in subscribed) {
         ready.done('ok');
-        return subscribed;
+        const { live } = subscribed;
+        return {
+          live: {
+            cancel: () => {
+              release();
+              live.cancel();
+            },
+          },
+        };
       }
+      release();
       result = formatResult(subscribed.result, ready.context, this.format);
     } else {
       result = formatResult(await execute(ready.args), ready.context, this.format);
@@ -247,6 +301,8 @@ export class LiveOperations {
     return document;
   }
 }
+
+const NOTHING_TO_RELEASE = (): void => undefined;
 
 /** "ok", or the first error's code: a bounded label. */
 export function outcomeOf(result: FormattedExecutionResult): string {

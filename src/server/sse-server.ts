@@ -89,6 +89,8 @@ export function createGraphQLSse(deps: SseDeps): GraphQLSseServer {
         const errors = operations.formatErrors(prepared.errors);
         // A document that does not parse is answered as GraphQL over HTTP answers it.
         if (errors[0]?.extensions?.code === 'GRAPHQL_PARSE_FAILED') return [JSON.stringify({ errors }), { status: 400, statusText: 'Bad Request', headers: JSON_TYPE }];
+        // The user's live operations at LIVE_MAX_OPERATIONS_PER_USER: refused as a stream over its limit is.
+        if (errors[0]?.extensions?.code === 'TOO_MANY_SUBSCRIPTIONS') return [JSON.stringify({ errors }), { status: 429, statusText: 'Too Many Requests', headers: JSON_TYPE }];
         return once({ errors });
       }
       const stream = new LiveStream(req.context.congestion);

@@ -70,6 +70,10 @@ describeWithHaproxy('deploy/haproxy/haproxy.cfg', () => {
     expect(defaults.httpKeepAliveTimeoutMs).toBeGreaterThan(Math.max(timeouts['http-keep-alive']!, timeouts.client!));
   });
 
+  it('lets a request head HAProxy let through still arrive within the gateway\'s own HTTP_HEADERS_TIMEOUT_MS', () => {
+    expect(defaultTimeouts()['http-request']).toBeLessThanOrEqual(loadConfig({}).http.headersTimeoutMs);
+  });
+
   describeWithRedis('in front of two gateway processes', () => {
     describeWithMysql('sharing MySQL and Redis', () => {
       const SECRET = 'haproxy-test-secret-haproxy-test-secret';

@@ -41,7 +41,7 @@ describe('GET /metrics', () => {
   const current = async () => samples(await (await scrape()).text());
 
   beforeAll(async () => {
-    h = await startGateway({ ...EXECUTE_SETUP, env: { METRICS_TOKEN } });
+    h = await startGateway({ ...EXECUTE_SETUP, env: { METRICS_TOKEN, METRICS_OPERATION_NAMES: 'Broken,Watch' } });
   });
   afterAll(async () => {
     await Promise.all(wsClients.map(async (c) => c.dispose()));

@@ -224,6 +224,7 @@ describe('live configuration', () => {
       wsMaxBufferedBytes: 1_048_576,
       wsSharedExecution: true,
       sseMaxStreamsPerUser: 100,
+      maxOperationsPerUser: 200,
       redisTimeoutMs: 2_000,
     });
   });
@@ -242,6 +243,7 @@ describe('live configuration', () => {
         WS_MAX_BUFFERED_BYTES: '65536',
         WS_SHARED_EXECUTION: 'false',
         SSE_MAX_STREAMS_PER_USER: '7',
+        LIVE_MAX_OPERATIONS_PER_USER: '40',
         REDIS_TIMEOUT_MS: '500',
       }).live,
     ).toEqual({
@@ -256,6 +258,7 @@ describe('live configuration', () => {
       wsMaxBufferedBytes: 65_536,
       wsSharedExecution: false,
       sseMaxStreamsPerUser: 7,
+      maxOperationsPerUser: 40,
       redisTimeoutMs: 500,
     });
   });

@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Caller } from '../../domain/caller';
 import { DomainError, isDomainError } from '../../domain/errors';
 import { Loaders } from '../loaders';
+import type { Services } from '../services';
 import type { LiveSource } from './live-source';
 
 /**
@@ -117,7 +118,7 @@ export class LiveGroup<E> {
           this.close();
           return;
         }
-        const loaders = new Loaders(this.source.caller, this.source.services);
+        const loaders = eventLoaders(item, this.source.caller, this.source.services);
         const admission = await this.source.admit(item, loaders);
         if (this.closed || admission === 'skip') continue;
         if (admission !== 'deliver') {
@@ -161,6 +162,27 @@ export class LiveGroup<E> {
     this.stopLive = null;
     this.options.onClosed?.();
   }
+}
+
+/**
+ * Loaders for one live event and one caller, shared by every group of that caller the event
+ * reaches: a user with many subscriptions to the same org (distinct filters, say) costs one
+ * read of the event's session per event, not one per subscription (issue 36); the rest of
+ * each group's work is its filter, in memory. Kept only as long as the event object lives.
+ */
+const loadersByEvent = new WeakMap<object, WeakMap<Services, Map<string, Loaders>>>();
+
+function eventLoaders<E>(event: E, caller: Caller, services: Services): Loaders {
+  if (typeof event !== 'object' || event === null) return new Loaders(caller, services);
+  let byServices = loadersByEvent.get(event);
+  if (!byServices) loadersByEvent.set(event, (byServices = new WeakMap()));
+  let byCaller = byServices.get(services);
+  if (!byCaller) byServices.set(services, (byCaller = new Map()));
+  // The caller exactly (org, user, roles): what a loader may return depends on nothing else.
+  const key = `${caller.orgId}\n${caller.userId}\n${[...caller.roles].sort().join(',')}`;
+  let loaders = byCaller.get(key);
+  if (!loaders) byCaller.set(key, (loaders = new Loaders(caller, services)));
+  return loaders;
 }
 
 /**
