@@ -13,7 +13,7 @@ describe('one user, many distinct sessionActivity filters (issue 36)', () => {
     t = await startGateway({ hooks: { sweeper: false } });
   });
   afterAll(async () => {
-    await Promise.all(clients.map((c) => c.dispose()));
+    await Promise.all(clients.map(async (c) => c.dispose()));
     await t.close();
   });
 

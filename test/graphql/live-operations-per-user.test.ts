@@ -18,7 +18,7 @@ describe('LIVE_MAX_OPERATIONS_PER_USER: one limit per user over WebSocket and SS
     t = await startGateway({ env: { LIVE_MAX_OPERATIONS_PER_USER: String(MAX) } });
   });
   afterAll(async () => {
-    await Promise.all(ws.map((c) => c.dispose()));
+    await Promise.all(ws.map(async (c) => c.dispose()));
     sse.forEach((c) => c.dispose());
     await t.close();
   });

@@ -177,7 +177,7 @@ function eventLoaders<E>(event: E, caller: Caller, services: Services): Loaders 
   let byServices = loadersByEvent.get(event);
   if (!byServices) loadersByEvent.set(event, (byServices = new WeakMap()));
   let byCaller = byServices.get(services);
-  if (!byCaller) byServices.set(services, (byCaller = new Map()));
+  if (!byCaller) byServices.set(services, (byCaller = new Map<string, Loaders>()));
   // The caller exactly (org, user, roles): what a loader may return depends on nothing else.
   const key = `${caller.orgId}\n${caller.userId}\n${[...caller.roles].sort().join(',')}`;
   let loaders = byCaller.get(key);
