@@ -137,7 +137,7 @@ if (layers.status !== 0) {
 }
 // ESLint (eslint.config.mjs): any finding, warning or error, fails the run.
 if (!args.includes('--no-lint')) {
-  const lint = spawnSync(process.execPath, [require.resolve('eslint/bin/eslint.js'), '--max-warnings', '0', '.'], { stdio: 'inherit' });
+  const lint = spawnSync(process.execPath, [join('node_modules', 'eslint', 'bin', 'eslint.js'), '--max-warnings', '0', '.'], { stdio: 'inherit' });
   if (lint.status !== 0) {
     console.error('ESLint found problems (see above); `npm run lint -- --fix` fixes some of them.');
     process.exit(lint.status ?? 1);

@@ -24,7 +24,7 @@ for (const path of sources) {
 const TOOLS: Readonly<Record<string, readonly [file: string, named: string]>> = {
   typescript: ['test/run.mjs', "require.resolve('typescript/bin/tsc')"],
   'ts-jest': ['jest.config.js', "'ts-jest'"],
-  eslint: ['test/run.mjs', "require.resolve('eslint/bin/eslint.js')"],
+  eslint: ['test/run.mjs', "'eslint', 'bin', 'eslint.js'"],
   '@graphql-codegen/cli': ['package.json', '"codegen": "graphql-codegen'],
   '@graphql-codegen/typescript': ['codegen.yml', '- typescript\n'],
   '@graphql-codegen/typescript-operations': ['codegen.yml', '- typescript-operations'],
