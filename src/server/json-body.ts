@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import type { RequestHandler } from 'express';
 
 /** Why a body was not read; the error presenter (http-errors.ts) answers each with its status. */
@@ -35,6 +36,9 @@ export function jsonBody(limitBytes: number): RequestHandler {
     const declared = Number(req.headers['content-length']);
     if (declared > limitBytes) return next(tooLarge());
 
+    // The stream's events run outside this request's async context; the rest of the pipeline
+    // (its trace span above all) must run inside it.
+    const resume = AsyncResource.bind((err?: unknown) => next(err));
     const chunks: Buffer[] = [];
     let size = 0;
     const stop = () => {
@@ -47,7 +51,7 @@ export function jsonBody(limitBytes: number): RequestHandler {
       size += chunk.length;
       if (size > limitBytes) {
         stop();
-        next(tooLarge());
+        resume(tooLarge());
         return;
       }
       chunks.push(chunk);
@@ -58,20 +62,20 @@ export function jsonBody(limitBytes: number): RequestHandler {
       // As express.json: an empty body is an empty object (Apollo then answers what is missing).
       if (text.trim() === '') {
         req.body = {};
-        return next();
+        return resume();
       }
-      if (!OBJECT_OR_ARRAY.test(text)) return next(notJson());
+      if (!OBJECT_OR_ARRAY.test(text)) return resume(notJson());
       try {
         req.body = JSON.parse(text) as unknown;
       } catch {
-        return next(notJson());
+        return resume(notJson());
       }
-      next();
+      resume();
     };
     // A client that went away before its body ended: nobody is left to answer; the presenter logs it quietly.
     const onClose = () => {
       stop();
-      next(new BodyError('request.aborted', 'the client closed the request before its body ended'));
+      resume(new BodyError('request.aborted', 'the client closed the request before its body ended'));
     };
     req.on('data', onData);
     req.on('end', onEnd);
