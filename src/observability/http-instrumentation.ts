@@ -65,14 +65,16 @@ export function operationMetricsPlugin(metrics: GatewayMetrics, names: Operation
           // A document that failed validation has no resolved operation; its text still names one.
           const named = operation ?? (document ? getOperationAST(document, request.operationName) : null);
           const type = named?.operation ?? 'unknown';
-          const name = names.label(named?.name?.value ?? request.operationName);
+          const given = named?.name?.value ?? request.operationName;
+          const name = names.label(given);
           const labels = { operation: name, type, transport: 'http', outcome };
           metrics.operations.inc(labels);
           metrics.operationDuration.observe(labels, (performance.now() - startedAt) / 1000);
           const span = trace.getActiveSpan();
           if (span) {
+            // Span names stay few (the label); the attribute keeps the name the client gave.
             span.updateName(`graphql.${type} ${name}`);
-            span.setAttributes({ 'graphql.operation.name': name, 'graphql.operation.type': type, 'graphql.outcome': outcome });
+            span.setAttributes({ 'graphql.operation.name': given ?? name, 'graphql.operation.type': type, 'graphql.outcome': outcome });
             if (first) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
           }
         },
@@ -94,7 +96,7 @@ export function liveOperationObserver(metrics: GatewayMetrics, names: OperationN
     const span = tracing.tracer.startSpan(`graphql.${type} ${name}`, {
       kind: SpanKind.SERVER,
       startTime: origin + record.startedAt,
-      attributes: { 'graphql.operation.name': name, 'graphql.operation.type': type, 'graphql.outcome': record.outcome, 'graphql.transport': record.transport },
+      attributes: { 'graphql.operation.name': record.operationName ?? name, 'graphql.operation.type': type, 'graphql.outcome': record.outcome, 'graphql.transport': record.transport },
     });
     if (record.outcome !== 'ok') span.setStatus({ code: SpanStatusCode.ERROR, message: record.outcome });
     span.end(origin + record.endedAt);
