@@ -7,7 +7,8 @@ import type { Dialect } from '../persistence/dialect';
 import type { SqlValue } from '../persistence/sql';
 import { booleanOf, dateOf } from './raw-values';
 import { cursorOf, indexFor, keysetCondition, oppositeOf, orderBy, sessionsFrom, type Side } from './session-keyset';
-import { filterConditions, paramsOf, whereOf, type Condition } from './session-query';
+import { filterConditions, paramsOf, whereOf, type Condition, type SearchPath } from './session-query';
+import { isSearch, searchPathOf, searchProbe, SEARCH_WALK_AT } from './session-search';
 import type { ListOptions, SessionPage, SessionSummaryRecord } from './session-store.port';
 import type { SessionEntities } from './session.entities';
 
@@ -79,6 +80,7 @@ export function listStatements(
   order: SessionOrder,
   page: ListPageRequest,
   names: boolean,
+  search: SearchPath = 'matches',
 ): {
   readonly size: number;
   readonly backward: boolean;
@@ -92,9 +94,14 @@ export function listStatements(
   const size = backward ? assertPageSize(page.last, 'last') : assertPageSize(page.first, 'first');
   const cursor = backward ? page.before : page.after;
   const side: Side = backward ? 'before' : 'after';
-  const filtered = filterConditions(caller, filter, dialect);
+  const filtered = filterConditions(caller, filter, dialect, search);
   const paged = cursor === null ? filtered : [...filtered, keysetCondition(order, cursor, side, false)];
-  const from = sessionsFrom(dialect, indexFor(order, filter));
+  // A walk reads the order's index as the list without the search would.
+  const from = sessionsFrom(dialect, indexFor(order, search === 'walk' ? { ...filter, search: null } : filter));
+  // A search's capped count is driven from the full-text matches whichever way the page goes:
+  // it stops at the cap, where a walk would read the org until it found that many.
+  const counted = search === 'walk' ? filterConditions(caller, filter, dialect) : filtered;
+  const countFrom = search === 'walk' ? sessionsFrom(dialect, indexFor(order, filter)) : from;
   const probe = cursor === null ? null : [...filtered, keysetCondition(order, cursor, oppositeOf(side), true)];
   return {
     size,
@@ -107,8 +114,8 @@ export function listStatements(
     },
     probe: probe && { sql: `SELECT 1 AS one FROM ${from} WHERE ${whereOf(probe)} LIMIT 1`, conditions: probe },
     count: counterStatement(caller, filter) ?? {
-      sql: `SELECT COUNT(*) AS total FROM (SELECT 1 FROM ${from} WHERE ${whereOf(filtered)} LIMIT ${COUNT_CAP + 1}) c`,
-      conditions: filtered,
+      sql: `SELECT COUNT(*) AS total FROM (SELECT 1 FROM ${countFrom} WHERE ${whereOf(counted)} LIMIT ${COUNT_CAP + 1}) c`,
+      conditions: counted,
     },
     counted: counterStatement(caller, filter) !== null,
   };
@@ -145,11 +152,16 @@ function counterStatement(caller: Caller, filter: SessionFilter): ListStatement 
 }
 
 export class SessionList {
-  constructor(private readonly db: Database<SessionEntities>) {}
+  /** `searchWalkAt`: full-text matches from which a search walks the order's index (tests lower it). */
+  constructor(
+    private readonly db: Database<SessionEntities>,
+    private readonly searchWalkAt = SEARCH_WALK_AT,
+  ) {}
 
   async list(caller: Caller, filter: SessionFilter, order: SessionOrder, page: ListPageRequest, options: ListOptions): Promise<SessionPage> {
     const names = options.withContextNames === true;
-    const statements = listStatements(this.db.dialect, caller, filter, order, page, names);
+    const search = isSearch(filter) ? searchPathOf(await this.query<{ n: number | string }>(searchProbe(this.db.dialect, caller, filter, this.searchWalkAt)), this.searchWalkAt) : 'matches';
+    const statements = listStatements(this.db.dialect, caller, filter, order, page, names, search);
     const { size, backward, counted: exact } = statements;
     const rowsRead = this.query<SummaryRow | NamedSummaryRow>(statements.page);
     const probe = statements.probe;
