@@ -62,6 +62,13 @@ interface NamedSummaryRow extends SummaryRow {
  */
 export const COUNT_CAP = 10_000;
 
+/**
+ * A search's count stops sooner: it is driven from the full-text matches (a walk could read the
+ * org to find 10,000), and each match costs a row of the sessions and of the search table plus
+ * the caller's visibility; 1,000 keeps it to a few thousand reads at any size ("1,000+").
+ */
+export const SEARCH_COUNT_CAP = 1_000;
+
 /** A statement of the list with named parameters (the driver's escapeQueryWithParameters binds them). */
 export interface ListStatement {
   readonly sql: string;
@@ -89,6 +96,8 @@ export function listStatements(
   readonly count: ListStatement;
   /** The count comes from the maintained counters (exact, uncapped). */
   readonly counted: boolean;
+  /** Where a capped count stops. */
+  readonly cap: number;
 } {
   const backward = isBackward(page);
   const size = backward ? assertPageSize(page.last, 'last') : assertPageSize(page.first, 'first');
@@ -102,6 +111,7 @@ export function listStatements(
   // it stops at the cap, where a walk would read the org until it found that many.
   const counted = search === 'walk' ? filterConditions(caller, filter, dialect) : filtered;
   const countFrom = search === 'walk' ? sessionsFrom(dialect, indexFor(order, filter)) : from;
+  const cap = isSearch(filter) ? SEARCH_COUNT_CAP : COUNT_CAP;
   const probe = cursor === null ? null : [...filtered, keysetCondition(order, cursor, oppositeOf(side), true)];
   return {
     size,
@@ -114,10 +124,11 @@ export function listStatements(
     },
     probe: probe && { sql: `SELECT 1 AS one FROM ${from} WHERE ${whereOf(probe)} LIMIT 1`, conditions: probe },
     count: counterStatement(caller, filter) ?? {
-      sql: `SELECT COUNT(*) AS total FROM (SELECT 1 FROM ${countFrom} WHERE ${whereOf(counted)} LIMIT ${COUNT_CAP + 1}) c`,
+      sql: `SELECT COUNT(*) AS total FROM (SELECT 1 FROM ${countFrom} WHERE ${whereOf(counted)} LIMIT ${cap + 1}) c`,
       conditions: counted,
     },
     counted: counterStatement(caller, filter) !== null,
+    cap,
   };
 }
 
@@ -162,7 +173,7 @@ export class SessionList {
     const names = options.withContextNames === true;
     const search = isSearch(filter) ? searchPathOf(await this.query<{ n: number | string }>(searchProbe(this.db.dialect, caller, filter, this.searchWalkAt)), this.searchWalkAt) : 'matches';
     const statements = listStatements(this.db.dialect, caller, filter, order, page, names, search);
-    const { size, backward, counted: exact } = statements;
+    const { size, backward, counted: exact, cap } = statements;
     const rowsRead = this.query<SummaryRow | NamedSummaryRow>(statements.page);
     const probe = statements.probe;
     const beyondCursor = probe === null ? Promise.resolve(false) : this.query(probe).then((rows) => rows.length > 0);
@@ -179,8 +190,8 @@ export class SessionList {
       cursorOf: (s) => cursorOf(order, s),
       hasNextPage: backward ? beyond : more,
       hasPreviousPage: backward ? more : beyond,
-      totalCount: async () => (exact ? await count() : Math.min(await count(), COUNT_CAP)),
-      countIsLowerBound: async () => !exact && (await count()) > COUNT_CAP,
+      totalCount: async () => (exact ? await count() : Math.min(await count(), cap)),
+      countIsLowerBound: async () => !exact && (await count()) > cap,
     };
   }
 

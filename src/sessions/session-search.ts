@@ -11,10 +11,12 @@ import { matchesOf, type Condition, type SearchPath } from './session-query';
  * the rows read until a page is found: about a page over the share of sessions that match,
  * which is small exactly when the matches are many. So a bounded probe counts the org's
  * matches up to SEARCH_WALK_AT first: fewer, and the matches drive; that many or more, the
- * walk. The cross-over of the two costs is near √(page × org size): 4,000 is it for pages of
- * 25 in an org of ~600,000 sessions, and neither side is far off within 10x of that.
+ * walk. Measured in MariaDB's handler reads, M matches cost about 6M (probe, then each match's
+ * search row, session row and visibility) and a walk 2N + 40 × org / M (the probe to N, then
+ * index entries and rows until a page of 25 has matched): they cross near √(10 × org), 1,400
+ * at 200,000 sessions and 3,200 at 1,000,000; 2,000 is within 2x of either.
  */
-export const SEARCH_WALK_AT = 4_000;
+export const SEARCH_WALK_AT = 2_000;
 
 export const isSearch = (filter: SessionFilter): boolean => filter.search != null && filter.search !== '';
 
