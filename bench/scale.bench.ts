@@ -12,6 +12,7 @@ import type { SessionFilter } from '../src/domain/session';
 import { issueToken } from '../src/server/auth';
 import { listStatements, type ListStatement } from '../src/sessions/session-list';
 import { paramsOf } from '../src/sessions/session-query';
+import { isSearch, SEARCH_WALK_AT, searchPathOf, searchProbe } from '../src/sessions/session-search';
 import { BENCH_SECRET, gatewayEnv, startChild } from './bench-child';
 import { createBenchDatabase } from './bench-database';
 
@@ -130,8 +131,13 @@ async function measureSize(size: number): Promise<Map<string, Measured>> {
         }
         times.sort((a, b) => a - b);
         const at = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))] ?? 0;
-        const statements = listStatements(url ? 'mariadb' : 'sqlite', q.who, q.filter, 'LAST_UPDATED_DESC', { first: 25, after }, false);
-        const rows = await readsOf(url, dataDir, q.count ? [statements.page, statements.count] : [statements.page]);
+        // A search's statements are those the gateway picked after its probe of the matches (sessions/session-search.ts).
+        const dialect = url ? 'mariadb' : 'sqlite';
+        const probe = isSearch(q.filter) ? searchProbe(dialect, q.who, q.filter, SEARCH_WALK_AT) : null;
+        const path = probe ? searchPathOf(await firstRows(url, dataDir, probe), SEARCH_WALK_AT) : 'matches';
+        const statements = listStatements(dialect, q.who, q.filter, 'LAST_UPDATED_DESC', { first: 25, after }, false, path);
+        const listed = q.count ? [statements.page, statements.count] : [statements.page];
+        const rows = (probe ? `${path}: ` : '') + (await readsOf(url, dataDir, probe ? [probe, ...listed] : listed));
         out.set(q.name, { p50: at(0.5), p99: at(0.99), rows });
         console.log(`  ${size}: ${q.name}: p50 ${at(0.5).toFixed(1)} ms, p99 ${at(0.99).toFixed(1)} ms; ${rows}`);
       }
@@ -163,6 +169,25 @@ async function cursorAt(url: string | null, dataDir: string, depth: number): Pro
   if (!row) throw new Error(`no session at row ${depth}`);
   const date = row.d instanceof Date ? row.d : new Date(`${row.d.replace(' ', 'T')}Z`);
   return encodeCursor('LAST_UPDATED_DESC', { key: date.toISOString(), id: row.id });
+}
+
+/** The rows of a statement (the search probe's count). */
+async function firstRows(url: string | null, dataDir: string, s: ListStatement): Promise<{ n: number | string }[]> {
+  const [text, params] = bind(s, url !== null);
+  if (!url) {
+    const db = new Database(join(dataDir, 'gateway.sqlite'), { readonly: true });
+    try {
+      return db.prepare(text).all(...params) as { n: number }[];
+    } finally {
+      db.close();
+    }
+  }
+  const conn = await createConnection({ uri: url, timezone: 'Z' });
+  try {
+    return (await conn.query(text, params))[0] as { n: number | string }[];
+  } finally {
+    await conn.end();
+  }
 }
 
 /** MySQL: handler reads (index entries and rows) of the statements, run once each; SQLite: their plans. */

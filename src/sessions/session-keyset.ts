@@ -67,7 +67,8 @@ export function cursorOf(order: SessionOrder, session: Pick<SessionRecord, 'id' 
  * filter in update order, walks an index that starts with it; admins asking for deleted
  * sessions too walk idx_sessions_org_<order>. A participant filter is driven from the
  * participant rows instead (no hint): the user's sessions, then sorted; a search, from the
- * full-text index's matches.
+ * full-text index's matches (a search of a common word walks the index of the list without
+ * it: sessions/session-search.ts).
  */
 export function indexFor(order: SessionOrder, filter: SessionFilter): string | null {
   const spec = ORDERS[order];

@@ -7,7 +7,8 @@ import type { Dialect } from '../persistence/dialect';
 import type { SqlValue } from '../persistence/sql';
 import { booleanOf, dateOf } from './raw-values';
 import { cursorOf, indexFor, keysetCondition, oppositeOf, orderBy, sessionsFrom, type Side } from './session-keyset';
-import { filterConditions, paramsOf, whereOf, type Condition } from './session-query';
+import { filterConditions, paramsOf, whereOf, type Condition, type SearchPath } from './session-query';
+import { isSearch, searchPathOf, searchProbe, SEARCH_WALK_AT } from './session-search';
 import type { ListOptions, SessionPage, SessionSummaryRecord } from './session-store.port';
 import type { SessionEntities } from './session.entities';
 
@@ -61,6 +62,13 @@ interface NamedSummaryRow extends SummaryRow {
  */
 export const COUNT_CAP = 10_000;
 
+/**
+ * A search's count stops sooner: it is driven from the full-text matches (a walk could read the
+ * org to find 10,000), and each match costs a row of the sessions and of the search table plus
+ * the caller's visibility; 1,000 keeps it to a few thousand reads at any size ("1,000+").
+ */
+export const SEARCH_COUNT_CAP = 1_000;
+
 /** A statement of the list with named parameters (the driver's escapeQueryWithParameters binds them). */
 export interface ListStatement {
   readonly sql: string;
@@ -79,6 +87,7 @@ export function listStatements(
   order: SessionOrder,
   page: ListPageRequest,
   names: boolean,
+  search: SearchPath = 'matches',
 ): {
   readonly size: number;
   readonly backward: boolean;
@@ -87,14 +96,22 @@ export function listStatements(
   readonly count: ListStatement;
   /** The count comes from the maintained counters (exact, uncapped). */
   readonly counted: boolean;
+  /** Where a capped count stops. */
+  readonly cap: number;
 } {
   const backward = isBackward(page);
   const size = backward ? assertPageSize(page.last, 'last') : assertPageSize(page.first, 'first');
   const cursor = backward ? page.before : page.after;
   const side: Side = backward ? 'before' : 'after';
-  const filtered = filterConditions(caller, filter, dialect);
+  const filtered = filterConditions(caller, filter, dialect, search);
   const paged = cursor === null ? filtered : [...filtered, keysetCondition(order, cursor, side, false)];
-  const from = sessionsFrom(dialect, indexFor(order, filter));
+  // A walk reads the order's index as the list without the search would.
+  const from = sessionsFrom(dialect, indexFor(order, search === 'walk' ? { ...filter, search: null } : filter));
+  // A search's capped count is driven from the full-text matches whichever way the page goes:
+  // it stops at the cap, where a walk would read the org until it found that many.
+  const counted = search === 'walk' ? filterConditions(caller, filter, dialect) : filtered;
+  const countFrom = search === 'walk' ? sessionsFrom(dialect, indexFor(order, filter)) : from;
+  const cap = isSearch(filter) ? SEARCH_COUNT_CAP : COUNT_CAP;
   const probe = cursor === null ? null : [...filtered, keysetCondition(order, cursor, oppositeOf(side), true)];
   return {
     size,
@@ -107,10 +124,11 @@ export function listStatements(
     },
     probe: probe && { sql: `SELECT 1 AS one FROM ${from} WHERE ${whereOf(probe)} LIMIT 1`, conditions: probe },
     count: counterStatement(caller, filter) ?? {
-      sql: `SELECT COUNT(*) AS total FROM (SELECT 1 FROM ${from} WHERE ${whereOf(filtered)} LIMIT ${COUNT_CAP + 1}) c`,
-      conditions: filtered,
+      sql: `SELECT COUNT(*) AS total FROM (SELECT 1 FROM ${countFrom} WHERE ${whereOf(counted)} LIMIT ${cap + 1}) c`,
+      conditions: counted,
     },
     counted: counterStatement(caller, filter) !== null,
+    cap,
   };
 }
 
@@ -145,12 +163,17 @@ function counterStatement(caller: Caller, filter: SessionFilter): ListStatement 
 }
 
 export class SessionList {
-  constructor(private readonly db: Database<SessionEntities>) {}
+  /** `searchWalkAt`: full-text matches from which a search walks the order's index (tests lower it). */
+  constructor(
+    private readonly db: Database<SessionEntities>,
+    private readonly searchWalkAt = SEARCH_WALK_AT,
+  ) {}
 
   async list(caller: Caller, filter: SessionFilter, order: SessionOrder, page: ListPageRequest, options: ListOptions): Promise<SessionPage> {
     const names = options.withContextNames === true;
-    const statements = listStatements(this.db.dialect, caller, filter, order, page, names);
-    const { size, backward, counted: exact } = statements;
+    const search = isSearch(filter) ? searchPathOf(await this.query<{ n: number | string }>(searchProbe(this.db.dialect, caller, filter, this.searchWalkAt)), this.searchWalkAt) : 'matches';
+    const statements = listStatements(this.db.dialect, caller, filter, order, page, names, search);
+    const { size, backward, counted: exact, cap } = statements;
     const rowsRead = this.query<SummaryRow | NamedSummaryRow>(statements.page);
     const probe = statements.probe;
     const beyondCursor = probe === null ? Promise.resolve(false) : this.query(probe).then((rows) => rows.length > 0);
@@ -167,8 +190,8 @@ export class SessionList {
       cursorOf: (s) => cursorOf(order, s),
       hasNextPage: backward ? beyond : more,
       hasPreviousPage: backward ? more : beyond,
-      totalCount: async () => (exact ? await count() : Math.min(await count(), COUNT_CAP)),
-      countIsLowerBound: async () => !exact && (await count()) > COUNT_CAP,
+      totalCount: async () => (exact ? await count() : Math.min(await count(), cap)),
+      countIsLowerBound: async () => !exact && (await count()) > cap,
     };
   }
 

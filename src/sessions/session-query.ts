@@ -60,8 +60,15 @@ const EQUAL_FILTERS = [
   ['lastTurnStatus', 's.last_turn_status'],
 ] as const satisfies readonly (readonly [keyof SessionFilter, string])[];
 
+/**
+ * How a search finds its sessions (sessions/session-search.ts decides): `matches` drives the
+ * list from the full-text index's matches (few of them), `walk` walks the order's index as an
+ * unsearched list does and tests each row (a word in many sessions: a page is near).
+ */
+export type SearchPath = 'matches' | 'walk';
+
 /** Visibility plus every filter the caller gave. */
-export function filterConditions(caller: Caller, filter: SessionFilter, dialect: Dialect): Condition[] {
+export function filterConditions(caller: Caller, filter: SessionFilter, dialect: Dialect, path: SearchPath = 'matches'): Condition[] {
   const conditions = visibility(caller, filter.includeDeleted === true);
   if (filter.participantId != null) {
     // The owner is recorded as a participant when the session is created (DD-003).
@@ -76,7 +83,10 @@ export function filterConditions(caller: Caller, filter: SessionFilter, dialect:
   }
   if (filter.updatedAfter) conditions.push({ sql: 's.last_updated_date > :updatedAfter', params: { updatedAfter: filter.updatedAfter } });
   if (filter.updatedBefore) conditions.push({ sql: 's.last_updated_date < :updatedBefore', params: { updatedBefore: filter.updatedBefore } });
-  if (filter.search != null && filter.search !== '') conditions.push(searchCondition(searchWords(filter.search), dialect));
+  if (filter.search != null && filter.search !== '') {
+    const words = searchWords(filter.search);
+    conditions.push(path === 'walk' && dialect !== 'sqlite' ? rowSearchCondition(words) : searchCondition(words, dialect));
+  }
   return conditions;
 }
 
@@ -86,14 +96,35 @@ export function filterConditions(caller: Caller, filter: SessionFilter, dialect:
  * letters and digits only, so they carry no operator of either query language.
  */
 function searchCondition(words: readonly string[], dialect: Dialect): Condition {
+  const { sql, params } = matchesOf(words, dialect);
+  return { sql: `s.id IN (${sql})`, params };
+}
+
+/** The ids of the org's sessions that the full-text index matches with the search's words. */
+export function matchesOf(words: readonly string[], dialect: Dialect): Condition {
   if (dialect === 'sqlite') {
     return {
-      sql: 's.id IN (SELECT session_id FROM agent_session_search WHERE agent_session_search MATCH :search AND org_id = :callerOrg)',
+      sql: 'SELECT session_id FROM agent_session_search WHERE agent_session_search MATCH :search AND org_id = :callerOrg',
       params: { search: words.map((w) => `"${w}"*`).join(' AND ') },
     };
   }
   return {
-    sql: 's.id IN (SELECT ss.session_id FROM agent_session_search ss WHERE MATCH(ss.body) AGAINST(:search IN BOOLEAN MODE) AND ss.org_id = :callerOrg)',
+    sql: 'SELECT ss.session_id FROM agent_session_search ss WHERE MATCH(ss.body) AGAINST(:search IN BOOLEAN MODE) AND ss.org_id = :callerOrg',
     params: { search: words.map((w) => `+${w}*`).join(' ') },
   };
+}
+
+/**
+ * The same rule tested on one session's own row, for a walk of the order's index on
+ * MySQL/MariaDB (InnoDB evaluates MATCH only through the full-text index, for all its matches
+ * at once). Each word must begin a word of the name or the description as InnoDB's parser cuts
+ * them: letters, digits and `_`, and a single `'` inside a word ("o'neil" is one word).
+ */
+function rowSearchCondition(words: readonly string[]): Condition {
+  const params: Record<string, string> = {};
+  const sql = words.map((word, i) => {
+    params[`searchWord${i}`] = `(?i)(?<![\\p{L}\\p{N}_])(?<![\\p{L}\\p{N}_]')${word}`;
+    return `(s.name REGEXP :searchWord${i} OR s.description REGEXP :searchWord${i})`;
+  });
+  return { sql: `(${sql.join(' AND ')})`, params };
 }
