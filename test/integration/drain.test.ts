@@ -22,7 +22,6 @@ describeWithMysql('draining a gateway on shutdown (MariaDB)', () => {
     const input = { instruction: 'Refused while draining', idempotencyKey: 'drain-retry-1' };
     const refused = await stopping.execute(alice, input);
     expect(refused.body.errors?.[0]?.extensions).toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
-    expect(refused.status).toBe(503);
 
     await closing;
     expect(await h.turn(alice, ids.sessionId, ids.turnId)).toMatchObject({ status: 'COMPLETED', agentAnswerSummary: 'a slow but whole answer' });
