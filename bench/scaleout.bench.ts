@@ -88,6 +88,9 @@ interface Figures {
   readonly fanoutP99Ms: number;
 }
 
+/** Org admins (who see every session of the org), 20 sockets each: the default WS_MAX_CONNECTIONS_PER_USER. */
+const watcherToken = (i: number) => issueToken({ userId: `watcher-${Math.floor(i / 20)}`, orgId: 'acme', roles: ['admin'] }, BENCH_SECRET);
+
 async function measure(proxy: Proxy, token: string, sessionId: string, publish: (k: number) => Promise<void>): Promise<Figures> {
   const list = () =>
     fetch(`${proxy.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: LIST }).then(
@@ -102,7 +105,7 @@ async function measure(proxy: Proxy, token: string, sessionId: string, publish: 
   const receipts = new Receipts();
   const sockets: WebSocket[] = [];
   for (let i = 0; i < SUBSCRIBERS; i += 100) {
-    const batch = Array.from({ length: Math.min(100, SUBSCRIBERS - i) }, () => fastSubscriber(proxy.url, token, sessionId, receipts));
+    const batch = Array.from({ length: Math.min(100, SUBSCRIBERS - i) }, (_, j) => fastSubscriber(proxy.url, watcherToken(i + j), sessionId, receipts));
     sockets.push(...(await Promise.all(batch)));
   }
   const latencies: number[] = [];
