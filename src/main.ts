@@ -281,6 +281,7 @@ export async function createGateway(
         // event. New turns are refused (retryable); the turns running here may finish within
         // the grace while requests are still served, then connections drain within another.
         draining = true;
+        logger.info({ turnsInFlight: orchestrator.inFlightCount, websockets: websockets.connections, eventStreams: sse.streams }, 'draining');
         websockets.stopAccepting();
         sse.close();
         await Promise.all([websockets.close(config.shutdownGraceMs), orchestrator.drain(config.shutdownGraceMs)]);

@@ -43,6 +43,7 @@ describeWithHaproxy('a rolling deploy behind HAProxy', () => {
   describeWithRedis('of two gateway processes', () => {
     describeWithMysql('on MariaDB and Redis', () => {
       let env: Record<string, string>;
+      /** The provider stand-in both share (as they share OpenAI); each instance names its own OPENAI_PROJECT_ID. */
       let fake: FakeOpenAI;
       const ports: Record<'a' | 'b', number> = { a: 0, b: 0 };
       const servers: Partial<Record<'a' | 'b', ServerProcess>> = {};
@@ -66,8 +67,8 @@ describeWithHaproxy('a rolling deploy behind HAProxy', () => {
         writer = await createGateway(loadConfig({ ...env, PORT: '0' }), createLogger('silent'), { sweeper: false, webhookSender: false });
         ports.a = await freePort();
         ports.b = await freePort();
-        servers.a = await startServerProcess({ ...env, PORT: String(ports.a) });
-        servers.b = await startServerProcess({ ...env, PORT: String(ports.b) });
+        servers.a = await startServerProcess(envOf('a'));
+        servers.b = await startServerProcess(envOf('b'));
         haproxy = await startHaproxy(`127.0.0.1:${ports.a}`, `127.0.0.1:${ports.b}`);
         for (const name of ['a', 'b']) await until(async () => (await serverStates(haproxy.statsUrl)).get(`api/${name}`)?.status === 'UP', `${name} is UP`);
       }, 120_000);
@@ -94,10 +95,18 @@ describeWithHaproxy('a rolling deploy behind HAProxy', () => {
         return made;
       };
 
-      /** SIGTERM (it must drain and exit 0), then a new process on the same port, UP in HAProxy again. */
+      const envOf = (name: 'a' | 'b') => ({ ...env, PORT: String(ports[name]), OPENAI_PROJECT_ID: `proj-${name}` });
+      const providerCallsOf = (name: 'a' | 'b') => fake.requests.filter((r) => r.headers['openai-project'] === `proj-${name}`).length;
+
+      /**
+       * Just after a provider call starts there (its answer takes 1.2 s: the turn is in flight),
+       * SIGTERM (it must drain and exit 0), then a new process on the same port, UP in HAProxy again.
+       */
       async function restart(name: 'a' | 'b'): Promise<void> {
+        const before = providerCallsOf(name);
+        await until(async () => providerCallsOf(name) > before, `a turn in flight on ${name}`, 20_000);
         expect(await stopServerProcess(servers[name]!.child)).toBe(0);
-        servers[name] = await startServerProcess({ ...env, PORT: String(ports[name]) });
+        servers[name] = await startServerProcess(envOf(name));
         await until(async () => (await serverStates(haproxy.statsUrl)).get(`api/${name}`)?.status === 'UP', `${name} is UP again`, 30_000);
       }
 
@@ -182,6 +191,7 @@ describeWithHaproxy('a rolling deploy behind HAProxy', () => {
         }
         // No execute ran twice: one provider call per turn, and each session holds exactly the turns started in it.
         expect(fake.requests).toHaveLength(started.length);
+        expect(new Set(started.map((t) => t.turnId)).size).toBe(started.length);
         for (const session of sessions) {
           const turns = started.filter((t) => t.sessionId === session.id).map((t) => t.turnId);
           expect((await writer.sessions.reads.getSession(alice, session.id))?.turnCount).toBe(turns.length);
