@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { DataSource, MigrationExecutor, type EntityManager, type EntitySchema, type Logger as OrmLogger, type QueryRunner } from 'typeorm';
+import { DataSource, type EntityManager, type EntitySchema, type Logger as OrmLogger, type QueryRunner } from 'typeorm';
 import type { Logger } from '../logger';
 import { isDeadlock, typedStoreError } from './db-errors';
 import type { Dialect } from './dialect';
@@ -79,36 +79,6 @@ export interface Database<E extends EntitySchemas = EntitySchemas> {
 
 const MAX_ATTEMPTS = 4;
 
-/** How long an instance waits for another's migrations (the Kubernetes startup probe allows 5 minutes). */
-const MIGRATION_LOCK_WAIT_SECONDS = 300;
-
-/**
- * Instances started together on a fresh database would each run the same migrations (one then
- * fails: "Table already exists"). A named lock of the server (GET_LOCK, per database) lets one
- * run them; the others wait, then find none pending. The migrations run on the connection that
- * holds the lock, so a pool of one connection suffices; the lock goes with the connection if
- * the process dies.
- */
-async function runMigrationsLocked(dataSource: DataSource): Promise<void> {
-  const runner = dataSource.createQueryRunner('master');
-  await runner.connect();
-  // Lock names are server-wide and at most 64 characters: the database's name, hashed.
-  const name = "CONCAT('gateway-migrations:', SHA1(DATABASE()))";
-  try {
-    const [row] = (await runner.query(`SELECT GET_LOCK(${name}, ?) AS locked`, [MIGRATION_LOCK_WAIT_SECONDS])) as { locked: number | string | null }[];
-    if (Number(row?.locked) !== 1) throw new Error(`another instance held the migration lock for over ${MIGRATION_LOCK_WAIT_SECONDS} s`);
-    try {
-      const executor = new MigrationExecutor(dataSource, runner);
-      executor.transaction = 'all';
-      await executor.executePendingMigrations();
-    } finally {
-      await runner.query(`SELECT RELEASE_LOCK(${name})`);
-    }
-  } finally {
-    await runner.release();
-  }
-}
-
 /**
  * Connects (MySQL/MariaDB when `databaseUrl` is set, else the embedded SQLite file), runs the
  * migrations and registers the entity schemas `entitiesFor` makes for the dialect found.
@@ -123,8 +93,7 @@ export async function openDatabase<E extends EntitySchemas>(
   const common = {
     entities: Object.values(entities),
     migrations,
-    // SQLite runs them as the file opens (one process owns it); MySQL under a lock (runMigrationsLocked).
-    migrationsRun: !options.databaseUrl,
+    migrationsRun: true,
     synchronize: false,
     logging: ['query', 'error'] as ('query' | 'error')[],
     logger: new OrmLog(options.logger, options.onQuery),
@@ -178,7 +147,6 @@ export async function openDatabase<E extends EntitySchemas>(
   }
   // Migrations run here, before the guard: a long ALTER must not hit the statement deadline.
   await dataSource.initialize();
-  if (options.databaseUrl) await runMigrationsLocked(dataSource);
   const checkpointer =
     embedded.file && embedded.connection ? new SqliteCheckpointer(embedded.file, embedded.connection, options.logger) : null;
   let guard: MysqlStoreGuard | null = null;

@@ -1,12 +1,7 @@
 import { EXACT_ID_COLLATION } from '../../src/persistence/dialect';
 import { migrations } from '../../src/persistence/migrations';
 import { ExactIds1764400000000 } from '../../src/persistence/migrations/1764400000000-exact-ids';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openGatewayDatabase } from '../../src/gateway-database';
-import { createLogger } from '../../src/logger';
-import { createMysqlDatabase, dropMysqlDatabase, mysqlTestDatabase, sqliteTestDatabase, type TestDatabase, type TestDatabaseFactory } from '../support/db';
+import { mysqlTestDatabase, sqliteTestDatabase, type TestDatabase, type TestDatabaseFactory } from '../support/db';
 import { describeWithMysql } from '../support/services';
 
 interface ColumnCollation {
@@ -55,29 +50,6 @@ function migrationSuite(open: TestDatabaseFactory): void {
 
 describe('migrations on embedded SQLite', () => migrationSuite(sqliteTestDatabase));
 describeWithMysql('migrations on MySQL/MariaDB', () => migrationSuite(mysqlTestDatabase));
-
-describeWithMysql('instances starting at once on a fresh MySQL/MariaDB database', () => {
-  it('all start: one runs the migrations under a lock, the others wait and find none pending', async () => {
-    const url = await createMysqlDatabase();
-    const dataDir = mkdtempSync(join(tmpdir(), 'gw-migrate-'));
-    // A pool of one: the migrations run on the connection that holds the lock.
-    const open = () => openGatewayDatabase({ databaseUrl: url, dataDir, poolSize: 1, logger: createLogger('silent') });
-    const opened = await Promise.allSettled([open(), open(), open()]);
-    try {
-      expect(opened.map((o) => (o.status === 'rejected' ? String(o.reason) : o.status))).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
-      const db = (opened[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof open>>>).value;
-      const ran = (await db.dataSource.query('SELECT name FROM migrations')) as { name: string }[];
-      expect(ran.map((r) => r.name).sort()).toEqual(migrations.map((m) => m.name).sort());
-      // The lock was released: nothing still holds it.
-      const [held] = (await db.dataSource.query("SELECT IS_USED_LOCK(CONCAT('gateway-migrations:', SHA1(DATABASE()))) AS owner")) as { owner: unknown }[];
-      expect(held?.owner).toBeNull();
-    } finally {
-      for (const o of opened) if (o.status === 'fulfilled') await o.value.close();
-      await dropMysqlDatabase(url);
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  }, 120_000);
-});
 
 /** TypeORM's schema diff ignores collations on MySQL, so the entities' collations are compared here. */
 describeWithMysql('id collations on MySQL/MariaDB', () => {
