@@ -1,5 +1,5 @@
 /**
- * The layer rules of ../shared/design/ARCHITECTURE.md, checked by `npm test` (test/run.mjs)
+ * The layer rules of docs/ARCHITECTURE.md ("Layer rules" says why each exists), checked by `npm test` (test/run.mjs)
  * before any test runs: an arrow that points the wrong way fails the build. Type-only imports
  * count (tsPreCompilationDeps): a type is a dependency too.
  *

@@ -29,6 +29,11 @@ export interface Config {
   readonly limits: AbuseLimits;
   /** How long in-flight HTTP requests may take to finish on shutdown. */
   readonly shutdownGraceMs: number;
+  /**
+   * How long an idle keep-alive connection stays open. Longer than any proxy in front keeps an
+   * idle connection to the gateway: a proxy reusing one the gateway is closing answers 502.
+   */
+  readonly httpKeepAliveTimeoutMs: number;
   /** OPENAI_API_KEY: set means OpenAI embeddings (and the real LLM); unset means the local defaults. */
   readonly openaiApiKey: string | null;
   readonly openaiBaseUrl: string | null;
@@ -238,6 +243,7 @@ export function loadConfig(env: Env = process.env): Config {
       bodyLimitBytes: int(env, 'HTTP_BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 100 * 1024 * 1024),
     },
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    httpKeepAliveTimeoutMs: int(env, 'HTTP_KEEPALIVE_TIMEOUT_MS', 65_000, 1_000, 3_600_000),
     openaiApiKey: env.OPENAI_API_KEY?.trim() || null,
     openaiBaseUrl: url(env, 'OPENAI_BASE_URL'),
     openaiOrganization: env.OPENAI_ORG_ID?.trim() || null,

@@ -191,6 +191,8 @@ export async function createGateway(
   };
   const protection = createProtection(config.limits, config.isProduction, gatewaySchema());
   const server = createServer();
+  // Node's default (5 s) is shorter than proxies keep idle connections to it (see the README).
+  server.keepAliveTimeout = config.httpKeepAliveTimeoutMs;
   const executor = new SubscriptionExecutor({ logger, shared: config.live.wsSharedExecution, formatError: protection.formatError });
   const operationNames = new OperationNames();
   const tokens = tokenVerifier(config, logger);
@@ -314,11 +316,9 @@ const LISTEN_BACKLOG = 4096;
 
 /**
  * What the planner's cache of settled turns may hold (chain-history-cache.ts), in turns and
- * their file and chunk references: ~370 bytes of heap each as parsed (measured: 147 KB for a
- * 200-turn session with one file per turn, 705 KB with eight retrieved chunks per turn as
- * well), so at most ~40 MB. That is 250 sessions of 200 turns with one file each (1,250 of
- * 40 turns), or 50 of 200 turns with chunks: the sessions an instance is working on now. A
- * session it forgot costs one full read on its next execute.
+ * their file and chunk references: enough for the sessions an instance is working on now, at
+ * a bounded heap (per-object size and the resulting bound: docs/performance.md). A session
+ * it forgot costs one full read on its next execute.
  */
 const CHAIN_HISTORY_OBJECTS = 100_000;
 
@@ -344,9 +344,9 @@ export interface GatewayHooks {
 /**
  * Under load most of what a request allocates is still referenced when the young generation
  * is collected (it waits on the database), so it is promoted and dies in the old generation.
- * V8 then lets the old generation grow up to 4x the live heap before collecting it: the
- * list bench left ~100 MB of garbage (live heap after a full GC: 26 MB; RSS 170-200 MB).
- * Growing by 25% instead keeps RSS after that load near 130 MB for ~3% more GC time.
+ * V8 then lets the old generation grow to several times the live heap before collecting
+ * it, and RSS after the list bench is mostly garbage. Growing by 25% instead keeps RSS close
+ * to the live heap for little more GC time (docs/performance.md has the figures).
  * An explicit --heap-growing-percent on the command line wins.
  */
 const HEAP_GROWING_PERCENT = 25;
@@ -357,7 +357,7 @@ function boundHeapGrowth(): void {
 
 /*
  * Adapters of optional services (Redis, S3, OpenAI) are loaded only when configured: their
- * client libraries would otherwise take ~10-20 MB of memory each in every instance. (A
+ * client libraries would otherwise take memory in every instance (docs/performance.md). (A
  * synchronous require: the choice is made while wiring, and jest runs this code as CommonJS.)
  */
 type RedisBudgetModule = typeof import('./budgets/redis-budget.adapter');

@@ -36,7 +36,7 @@ const PARTICIPANT_ROWS_PER_INSERT = 1_000;
  * The id of seeded session `index` of an org (bulk or newest): the same on every run, so a
  * second run writes nothing twice. UUID-shaped, and ascending with the index: InnoDB appends
  * each new row to its primary key instead of splitting pages all over it (random ids made a
- * 100,000-session seed take twice as long).
+ * large seed much slower: docs/performance.md).
  */
 export function seededSessionId(orgId: string, kind: 'bulk' | 'newest', index: number): string {
   const h = createHash('sha1').update(`${orgId}\u0000${kind}`).digest('hex');

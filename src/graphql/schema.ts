@@ -82,7 +82,8 @@ export function gatewaySchema(): GraphQLSchema {
  * A list's summaries carry the context names read with their page; only a summary reached
  * through AgentSession.summary needs the field resolvers (and their loaders). Each call into
  * type-graphql's resolver machinery (parameters sorted and mapped, a container lookup) for a
- * value already at hand was, at two names per row, ~15% of what a list request allocated.
+ * value already at hand was, at two names per row, a large share of what a list request
+ * allocated (docs/performance.md).
  */
 function namesReadWithThePage(schema: GraphQLSchema): GraphQLSchema {
   const fields = assertObjectType(schema.getType('AgentSessionSummary')).getFields();

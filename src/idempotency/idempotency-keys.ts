@@ -16,6 +16,18 @@ export class IdempotencyKeys implements IdempotencyKeyStore {
    * A key past its expiry (its first call died, or its retention ended) is taken over.
    */
   async claim(scope: IdempotencyScope, key: string, inputHash: string, runningUntil: Date): Promise<IdempotencyClaim> {
+    // MySQL: a new key (nearly every call) is one insert, without a locking read first. That
+    // read of a missing row takes a gap lock, and claims of other keys in the same gap then
+    // deadlock on their inserts (50 executes at once over two instances did). Only a key that
+    // exists is read and decided under its row lock. SQLite's one writer has no such race.
+    if (this.db.dialect !== 'sqlite') {
+      try {
+        await this.db.dataSource.manager.insert(this.db.entities.idempotencyKeys, this.freshRow(scope, key, inputHash, runningUntil));
+        return { kind: 'claimed' };
+      } catch (e) {
+        if (!isDuplicateKey(e)) throw e;
+      }
+    }
     try {
       return await this.tryClaim(scope, key, inputHash, runningUntil);
     } catch (e) {
@@ -34,18 +46,7 @@ export class IdempotencyKeys implements IdempotencyKeyStore {
       if (this.db.dialect !== 'sqlite') qb.setLock('pessimistic_write');
       const row = await qb.getOne();
       const now = this.now();
-      const fresh: IdempotencyRow = {
-        orgId: scope.orgId,
-        userId: scope.userId,
-        key,
-        inputHash,
-        state: 'RUNNING',
-        outcome: null,
-        sessionId: null,
-        turnId: null,
-        createdDate: now,
-        expiresAt: runningUntil,
-      };
+      const fresh = this.freshRow(scope, key, inputHash, runningUntil, now);
       if (!row) {
         await em.insert(entity, fresh);
         return { kind: 'claimed' };
@@ -61,6 +62,10 @@ export class IdempotencyKeys implements IdempotencyKeyStore {
       }
       return row.state === 'DONE' && row.outcome !== null ? { kind: 'done', outcome: row.outcome } : { kind: 'running' };
     });
+  }
+
+  private freshRow(scope: IdempotencyScope, key: string, inputHash: string, runningUntil: Date, now = this.now()): IdempotencyRow {
+    return { orgId: scope.orgId, userId: scope.userId, key, inputHash, state: 'RUNNING', outcome: null, sessionId: null, turnId: null, createdDate: now, expiresAt: runningUntil };
   }
 
   /** Records the outcome every retry with the same input receives until `keepUntil`. */

@@ -4,6 +4,7 @@ import { DataSource, type EntityManager, type EntitySchema, type Logger as OrmLo
 import type { Logger } from '../logger';
 import { isDeadlock, typedStoreError } from './db-errors';
 import type { Dialect } from './dialect';
+import { runMigrationsOnce } from './migration-lock';
 import { migrations } from './migrations';
 import { guardFor, mysqlSocketPath, mysqlTransaction, probeMysqlDialect, ReadBatcher } from './mysql-sql';
 import { MysqlStoreGuard } from './mysql-store-guard';
@@ -93,7 +94,8 @@ export async function openDatabase<E extends EntitySchemas>(
   const common = {
     entities: Object.values(entities),
     migrations,
-    migrationsRun: true,
+    // runMigrationsOnce runs them, under a lock on MySQL.
+    migrationsRun: false,
     synchronize: false,
     logging: ['query', 'error'] as ('query' | 'error')[],
     logger: new OrmLog(options.logger, options.onQuery),
@@ -147,6 +149,12 @@ export async function openDatabase<E extends EntitySchemas>(
   }
   // Migrations run here, before the guard: a long ALTER must not hit the statement deadline.
   await dataSource.initialize();
+  try {
+    await runMigrationsOnce(dataSource, dialect);
+  } catch (e) {
+    await dataSource.destroy();
+    throw e;
+  }
   const checkpointer =
     embedded.file && embedded.connection ? new SqliteCheckpointer(embedded.file, embedded.connection, options.logger) : null;
   let guard: MysqlStoreGuard | null = null;

@@ -133,7 +133,7 @@ interface Checkpointed {
 }
 
 /**
- * The one worker thread of the process (a thread costs about 10 MB), with a connection of its
+ * The one worker thread of the process (a thread costs memory: docs/performance.md), with a connection of its
  * own to each database it checkpoints; started with the first checkpointer, stopped and joined
  * with the last.
  */
@@ -224,7 +224,7 @@ let lastId = 0;
  * Checkpoints an embedded SQLite database's write-ahead log on a worker thread, so the thread
  * that commits no longer does: an automatic checkpoint (copying the WAL into the database
  * file, with an fsync of each) ran inside the COMMIT that crossed the threshold, on the event
- * loop, doubling the average commit and sometimes taking 30 ms. The worker's checkpoints are
+ * loop, slowing the average commit and stalling some (docs/performance.md). The worker's checkpoints are
  * PASSIVE: they never wait for, nor block, the main connection. If the worker cannot
  * checkpoint the database, that is logged and the main connection checkpoints itself again.
  */

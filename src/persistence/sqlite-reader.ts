@@ -69,9 +69,9 @@ interface Pending {
 /**
  * Plain reads of the embedded database on a worker thread with its own read-only connection.
  * better-sqlite3 runs a statement on the thread that calls it: on the main thread the list's
- * two statements took half of a request's CPU, and nothing else ran meanwhile. On the worker
- * they run beside the main thread's GraphQL work, on the machine's other core (bench:list:
- * 0.5x -> 0.8x of a hand-written endpoint that reads on its main thread). A read sees every
+ * two statements took much of a request's CPU, and nothing else ran meanwhile. On the worker
+ * they run beside the main thread's GraphQL work, on the machine's other core (bench:list;
+ * docs/performance.md has the figures). A read sees every
  * commit made before it was sent (the main connection commits synchronously) and never a
  * transaction still open on the main connection. Reads asked for together (a list's page and
  * count, a burst of executes' reads) go over in one message and come back in one: each message

@@ -31,7 +31,8 @@ export async function authenticate(authorization: string | undefined | null, ver
 
 /**
  * Tokens that verified, by their text: a client sends the same token with every request,
- * and checking its signature and claims again was ~3% of a list request's CPU. Only
+ * and checking its signature and claims again showed in a list request's CPU profile
+ * (docs/performance.md). Only
  * successes are kept (a refused token is checked every time), each until its `exp` (sooner
  * for a provider's token: until its keys are fetched again); the oldest entry goes when the
  * cache is full, so a flood of distinct tokens costs a bounded amount of memory and merely misses.

@@ -69,8 +69,9 @@ export class ConnectionsPerUser {
 }
 
 /**
- * Measured on graphql 16: a parsed document holds ~300-500 bytes per lexical token (AST
- * nodes, tokens, locations) besides its text; string literals share the text.
+ * A parsed document holds a few hundred bytes per lexical token (AST nodes, tokens,
+ * locations) besides its text; string literals share the text. Rounded up from what
+ * docs/performance.md records for graphql 16.
  */
 const BYTES_PER_TOKEN = 600;
 

@@ -177,7 +177,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
 
   const options: ServerOptions<Record<string, unknown>, Connection> = {
     // Our own timer (Connection.awaitInit), cleared at connection_init: graphql-ws's runs its full
-    // course, keeping ~0.2 KB per socket for WS_CONNECTION_INIT_TIMEOUT_MS after every connect (heap snapshot, bench:fanout).
+    // course, keeping memory per socket for WS_CONNECTION_INIT_TIMEOUT_MS after every connect (docs/performance.md).
     connectionInitWaitTimeout: 0,
 
     async onConnect(ctx: ConnectionContext) {

@@ -8,7 +8,7 @@ import type { Condition } from './session-query';
  * conditions in a shape the planners turn into a range on it, so a page costs the same at
  * any depth. `a <= k AND (a < k OR id < i)` rather than `a < k OR (a = k AND id < i)`: the
  * first conjunct is a range MariaDB and SQLite can seek to; of the OR form MariaDB made a
- * `ref` on org_id and read every row before the cursor (997 ms at row 10,000 of 1M).
+ * `ref` on org_id and read every row before the cursor (docs/performance.md, bench:scale).
  */
 interface OrderSpec {
   readonly field: 'lastUpdatedDate' | 'creationDate' | 'name';

@@ -24,7 +24,7 @@ export function visibility(caller: Caller, includeDeleted: boolean): Condition[]
   // The flags are literals (booleans are 0/1 on both databases), not parameters: once SQLite
   // has statistics (ANALYZE, PRAGMA optimize) and the org column alone does not narrow the
   // sessions, a bound `is_deleted = ?` makes its planner scan and sort the whole table
-  // instead of walking the order's index: 15x slower on 2,000 sessions, and growing with them.
+  // instead of walking the order's index: many times slower, and growing with the sessions (docs/performance.md).
   if (!includeDeleted) conditions.push({ sql: 's.is_deleted = 0', params: {} });
   if (!isAdmin(caller)) {
     // A participant row carries its session's org. Naming it lets MariaDB look the caller's

@@ -10,8 +10,8 @@ import type { TurnRow } from './session.entities';
 
 /**
  * Turns read as plain rows (every execute reads the session's recent turns, up to 200):
- * TypeORM's query builder and entity hydration cost ~20 us per turn, more than the
- * database spent answering. The columns of session.entities.ts's turns, aliased `t`.
+ * TypeORM's query builder and entity hydration cost more per turn than the database spent
+ * answering (docs/performance.md). The columns of session.entities.ts's turns, aliased `t`.
  */
 export const TURN_COLUMNS = `t.id, t.session_id, t.org_id, t.sequence_number, t.created_by_user_id, t.created_by_user_name,
   t.creation_date, t.status, t.status_time_stamp, t.mode, t.conversation_id, t.openai_model, t.openai_response_id,

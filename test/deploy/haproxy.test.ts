@@ -65,6 +65,8 @@ describeWithHaproxy('deploy/haproxy/haproxy.cfg', () => {
     expect(timeouts.server).toBeGreaterThan(defaults.execute.llmTimeoutMs);
     // The request head still has to arrive promptly.
     expect(timeouts['http-request']).toBeLessThan(timeouts.client!);
+    // The gateway never closes an idle connection the proxy may still reuse (that is a 502).
+    expect(defaults.httpKeepAliveTimeoutMs).toBeGreaterThan(Math.max(timeouts['http-keep-alive']!, timeouts.client!));
   });
 
   describeWithRedis('in front of two gateway processes', () => {

@@ -178,13 +178,13 @@ function lifecycleSuite(database: 'sqlite' | 'mysql'): void {
 
   it('refuses bad active files before anything is written', async () => {
     const before = h.fake.requests.length;
-    const res = await h.execute(alice, { instruction: 'x', activeFiles: [{ path: 'a.ts', content: 'abc', contentHash: sha('abd') }] });
+    const res = await h.execute(alice, { instruction: 'xyzzy', activeFiles: [{ path: 'a.ts', content: 'abc', contentHash: sha('abd') }] });
     expect(res.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-    const unknown = await h.execute(alice, { instruction: 'x', activeFiles: [{ path: 'a.ts', contentHash: sha('never seen') }] });
+    const unknown = await h.execute(alice, { instruction: 'xyzzy', activeFiles: [{ path: 'a.ts', contentHash: sha('never seen') }] });
     expect(unknown.body.errors?.[0]?.message).toContain('has no earlier version');
     expect(h.fake.requests.length).toBe(before);
-    const sessions = await h.gateway.services.sessions.listSessions(alice, { search: 'x' }, 'LAST_UPDATED_DESC', { first: 10, after: null });
-    expect(sessions.items.filter((s) => s.name === 'x')).toEqual([]);
+    const sessions = await h.gateway.services.sessions.listSessions(alice, { search: 'xyzzy' }, 'LAST_UPDATED_DESC', { first: 10, after: null });
+    expect(sessions.items.filter((s) => s.name === 'xyzzy')).toEqual([]);
   });
 
   it('estimates usage as ceil(chars/4) when the provider reports none, and sums a session', async () => {

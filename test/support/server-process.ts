@@ -8,6 +8,8 @@ export interface ServerProcess {
   readonly child: ChildProcess;
   /** Base URL, without /graphql. */
   readonly url: string;
+  /** Every log line at level error or above (pino's 50, 60), as printed: what went wrong inside. */
+  readonly errorLogs: string[];
 }
 
 /**
@@ -21,14 +23,20 @@ export function startServerProcess(env: Record<string, string>, timeoutMs = 30_0
     env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  const errorLogs: string[] = [];
   return new Promise((ready, reject) => {
-    const timer = setTimeout(() => reject(new Error('server did not start in time')), timeoutMs);
+    const timer = setTimeout(() => {
+      // Nothing else holds the child: left running, it would keep the test runner from exiting.
+      child.kill('SIGKILL');
+      reject(new Error('server did not start in time'));
+    }, timeoutMs);
     child.once('exit', (code) => reject(new Error(`server exited early with ${code}`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
-      const entry = JSON.parse(line) as { msg?: string; url?: string };
+      const entry = JSON.parse(line) as { msg?: string; url?: string; level?: number };
+      if ((entry.level ?? 0) >= 50) errorLogs.push(line);
       if (entry.msg === 'gateway listening' && entry.url) {
         clearTimeout(timer);
-        ready({ child, url: entry.url.replace(/\/graphql$/, '') });
+        ready({ child, url: entry.url.replace(/\/graphql$/, ''), errorLogs });
       }
     });
   });
@@ -36,7 +44,8 @@ export function startServerProcess(env: Record<string, string>, timeoutMs = 30_0
 
 /** SIGTERM, then the exit code once the process is gone. */
 export function stopServerProcess(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  // A child killed by a signal has no exit code, only a signal code.
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
   return new Promise((done) => {
     child.once('exit', (code) => done(code));
     child.kill('SIGTERM');

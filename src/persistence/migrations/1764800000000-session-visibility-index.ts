@@ -5,7 +5,7 @@ import { TableIndex, type MigrationInterface, type QueryRunner } from 'typeorm';
  * deleted, its owner, whether it is public and its id (for the participant lookup). An index
  * of exactly those columns lets both databases count from the index instead of the table's
  * rows (a session row is ~26 columns): on embedded SQLite the count is the list's dearest
- * statement, and the list served 10–15% more pages a second with it. Its columns are written
+ * statement, and the list serves more pages a second with it (docs/performance.md). Its columns are written
  * when a session is created, deleted or made public, never by a turn, so turns pay nothing.
  */
 export class SessionVisibilityIndex1764800000000 implements MigrationInterface {

@@ -12,8 +12,8 @@ const KEY = 'org_id, owner_user_id, is_deleted, is_public';
  *
  * On a populated MySQL/MariaDB database the table is filled from the sessions and the
  * triggers created while agent_sessions is locked for writes (reads go on), so that no write
- * falls between the two: one GROUP BY over the covering idx_sessions_org_visible index, about
- * a second per million sessions.
+ * falls between the two: one GROUP BY over the covering idx_sessions_org_visible index (its
+ * cost per million sessions: docs/performance.md).
  */
 export class SessionCounts1765100000002 implements MigrationInterface {
   name = 'SessionCounts1765100000002';
