@@ -219,6 +219,7 @@ export async function createGateway(
     readiness: { database: () => db.ping(), blobs: () => blobs.ping() },
     degradable: { subscriptions: () => bus.check() },
     httpServer: server,
+    draining: () => draining,
     middleware: [httpInstrumentation(metrics, tracing)],
     plugins: [operationMetricsPlugin(metrics, operationNames)],
     routers: [
@@ -244,7 +245,7 @@ export async function createGateway(
     if (event.status !== 'PENDING' || event.previousStatus === null) webhooks.dispatcher.wake();
   });
   if (hooks.webhookSender !== false) webhooks.dispatcher.start();
-  // Turns still running here fail as interrupted rather than wait for a sweeper elsewhere.
+  // Turns still running here after the drain fail as interrupted rather than wait for a sweeper elsewhere.
   const shutdownHooks: { name: string; hook: () => Promise<void> }[] = [
     { name: 'turn leases', hook: () => orchestrator.releaseLeases() },
     { name: 'webhook sender', hook: () => webhooks.dispatcher.stop() },
@@ -254,6 +255,7 @@ export async function createGateway(
   if (metricsListener) shutdownHooks.push({ name: 'metrics listener', hook: () => metricsListener.close() });
 
   let closing: Promise<void> | null = null;
+  let draining = false;
   return {
     config,
     services,
@@ -282,11 +284,18 @@ export async function createGateway(
     },
     close: () =>
       (closing ??= (async () => {
+        // The drain (README "Running several instances"): /readyz answers 503 from now on, so
+        // the balancer stops routing here. Subscribers are sent away at once (1012, streams
+        // ended) and resume elsewhere with afterEventId, since every instance publishes every
+        // event. New turns are refused (retryable); the turns running here may finish within
+        // the grace while requests are still served, then connections drain within another.
+        draining = true;
+        logger.info({ turnsInFlight: orchestrator.inFlightCount, websockets: websockets.connections, eventStreams: sse.streams }, 'draining');
         websockets.stopAccepting();
         sse.close();
+        await Promise.all([websockets.close(config.shutdownGraceMs), orchestrator.drain(config.shutdownGraceMs)]);
         const forced = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
         try {
-          await websockets.close(config.shutdownGraceMs);
           // Apollo's drain plugin stops new requests and waits for in-flight ones.
           await apollo.stop();
           if (server.listening) await new Promise<void>((r) => server.close(() => r()));

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { TURN_BLOBS } from '../domain/blob-keys';
 import type { Caller } from '../domain/caller';
-import { conflict, forbidden, notFound } from '../domain/errors';
+import { conflict, DomainError, forbidden, notFound } from '../domain/errors';
 import { answerClientCalls, takePendingOutputs } from '../domain/tool-calls';
 import { matchToolResults, toolOutputText } from '../domain/tool-results';
 import type { NewTurn, TurnRecord } from '../domain/turn';
@@ -38,6 +38,7 @@ export class Orchestrator {
   private readonly planner: InstructionPlanner;
   private readonly runner: TurnRunner;
   private readonly inFlight: InFlightTurns;
+  private draining = false;
   private readonly sweeper: LeaseSweeper;
 
   constructor(private readonly deps: OrchestratorDeps) {
@@ -77,6 +78,8 @@ export class Orchestrator {
   }
 
   private dispatch(request: OrchestratorRequest, requestId: string | null): Promise<StartedTurn> {
+    // Nothing was written: a retry (with the same idempotencyKey) lands once, on another instance.
+    if (this.draining) return Promise.reject(new DomainError('SERVICE_UNAVAILABLE', 'this gateway instance is shutting down; try again'));
     switch (request.kind) {
       case 'instruction':
         return this.startInstruction(request, requestId);
@@ -117,6 +120,16 @@ export class Orchestrator {
   /** How many provider calls run in this instance right now. */
   get inFlightCount(): number {
     return this.inFlight.size;
+  }
+
+  /**
+   * Shutdown, first step: no turn starts here any more (SERVICE_UNAVAILABLE, which a client
+   * retries on another instance), and the turns running here may finish within `timeoutMs`
+   * while their leases are still renewed. Resolves when none is left, or at the deadline.
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    this.draining = true;
+    await this.inFlight.drained(timeoutMs);
   }
 
   /**

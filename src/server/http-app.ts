@@ -36,6 +36,8 @@ export interface HttpAppDeps {
    */
   readonly degradable?: Readonly<Record<string, ReadinessCheck>>;
   readonly httpServer: Server;
+  /** True once shutdown began: /readyz answers 503 at once, so a balancer stops routing here while requests drain. */
+  readonly draining?: () => boolean;
   /** Further HTTP routes (REST execute, metrics, event streams, blobs, the dashboard), mounted before /graphql. */
   readonly routers?: readonly Router[];
   /** Runs first on every request (metrics, traces). */
@@ -111,6 +113,10 @@ export async function createHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   });
 
   app.get('/readyz', async (_req, res) => {
+    if (deps.draining?.()) {
+      res.status(503).json({ status: 'draining', checks: {} });
+      return;
+    }
     const checks: Record<string, string> = {};
     const degradable = deps.degradable ?? {};
     await Promise.all(

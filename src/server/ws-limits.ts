@@ -7,8 +7,8 @@ import type { Caller } from '../domain/caller';
  * the gateway's: the per-user connection limit, the token bound, slow consumers.
  */
 export enum GatewayCloseCode {
-  /** Shutdown: the server is going away. */
-  GoingAway = 1001,
+  /** Shutdown (a deploy): the client reconnects, through the balancer to another instance, and resumes. */
+  ServiceRestart = 1012,
   /** A message larger than WS_MAX_PAYLOAD_BYTES (sent by ws itself). */
   MessageTooBig = 1009,
   /** Not a graphql-transport-ws message. */

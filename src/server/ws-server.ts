@@ -26,7 +26,7 @@ export interface GraphQLWebSocketServer {
   readonly slowConsumersDropped: number;
   /** Refuses new WebSocket upgrades (shutdown has begun). */
   stopAccepting(): void;
-  /** Closes every connection with 1001 (going away), waiting at most `graceMs` for clients to answer. */
+  /** Closes every connection with 1012 (service restart), waiting at most `graceMs` for clients to answer. */
   close(graceMs: number): Promise<void>;
 }
 
@@ -315,7 +315,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
       accepting = false;
       clearInterval(expirySweep);
       if (keepAlive) clearInterval(keepAlive);
-      for (const connection of connections) connection.close(GatewayCloseCode.GoingAway, 'Going away');
+      for (const connection of connections) connection.close(GatewayCloseCode.ServiceRestart, 'Service restart: reconnect and resume with afterEventId');
       const deadline = Date.now() + graceMs;
       while (wss.clients.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       for (const socket of wss.clients) socket.terminate();

@@ -1,7 +1,6 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from 'graphql-ws';
@@ -10,6 +9,7 @@ import { createLogger } from '../../src/logger';
 import { createGateway, type Gateway } from '../../src/main';
 import { issueToken } from '../../src/server/auth';
 import { createMysqlDatabase, dropMysqlDatabase } from '../support/db';
+import { HAPROXY_CONFIG, HAPROXY_DNS, serverStates, startHaproxy, until, type RunningHaproxy, type ServerState } from '../support/haproxy';
 import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process';
 import { describeWithHaproxy, describeWithMysql, describeWithRedis, haproxyPath, redisUrl } from '../support/services';
 import { sseClient } from '../support/sse';
@@ -17,11 +17,10 @@ import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { addTurn, completeTurn } from '../support/turns';
 import { alice } from '../support/testkit/users';
 import { subscribe, wsClient } from '../support/ws';
-import { durationMs, projectRoot, readProjectFile } from './deploy-files';
+import { durationMs, readProjectFile } from './deploy-files';
 
-const CONFIG = join(projectRoot, 'deploy/haproxy/haproxy.cfg');
-// Host names would be resolved through this; the tests give addresses, so nothing is asked.
-const DNS = '127.0.0.1:53';
+const CONFIG = HAPROXY_CONFIG;
+const DNS = HAPROXY_DNS;
 
 /** `haproxy -c` in zero-warning mode: a warning fails the check like an error. */
 function check(config: string, env: Record<string, string>): { ok: boolean; output: string } {
@@ -83,7 +82,7 @@ describeWithHaproxy('deploy/haproxy/haproxy.cfg', () => {
       let a: ServerProcess;
       let b: ServerProcess;
       let writer: Gateway;
-      let haproxy: ChildProcess;
+      let haproxy: RunningHaproxy;
       let proxyUrl: string;
       let statsUrl: string;
       const clients: { dispose(): void | Promise<void> }[] = [];
@@ -104,31 +103,16 @@ describeWithHaproxy('deploy/haproxy/haproxy.cfg', () => {
         a = await startServerProcess(env);
         b = await startServerProcess({ ...env, DATABASE_URL: viaProxy.toString() });
         writer = await createGateway(loadConfig({ ...env, PORT: '0' }), createLogger('silent'));
-        const [bind, stats] = [await freePort(), await freePort()];
-        haproxy = spawn(haproxyPath!, ['-db', '-f', CONFIG], {
-          env: {
-            PATH: process.env.PATH ?? '',
-            HAPROXY_DNS: DNS,
-            GATEWAY_A_ADDR: new URL(a.url).host,
-            GATEWAY_B_ADDR: new URL(b.url).host,
-            HAPROXY_BIND: `127.0.0.1:${bind}`,
-            HAPROXY_STATS_BIND: `127.0.0.1:${stats}`,
-          },
-          stdio: ['ignore', 'ignore', 'inherit'],
-        });
-        proxyUrl = `http://127.0.0.1:${bind}`;
-        statsUrl = `http://127.0.0.1:${stats}/;csv`;
+        haproxy = await startHaproxy(new URL(a.url).host, new URL(b.url).host);
+        proxyUrl = haproxy.url;
+        statsUrl = haproxy.statsUrl;
         await until(async () => (await serverStates(statsUrl)).get('api/a')?.status === 'UP', 'a is UP');
         await until(async () => (await serverStates(statsUrl)).get('api/b')?.status === 'UP', 'b is UP');
       }, 90_000);
 
       afterAll(async () => {
         await Promise.all(clients.map(async (c) => c.dispose()));
-        if (haproxy && haproxy.exitCode === null) {
-          const exited = new Promise((r) => haproxy.once('exit', r));
-          haproxy.kill('SIGTERM');
-          await exited;
-        }
+        await haproxy?.stop();
         for (const started of [a, b]) if (started) await stopServerProcess(started.child);
         await writer?.close();
         await toMysqlForB?.close();
@@ -193,46 +177,3 @@ describeWithHaproxy('deploy/haproxy/haproxy.cfg', () => {
     });
   });
 });
-
-interface ServerState {
-  readonly status: string;
-  /** Sessions (requests) the server took. */
-  readonly requests: number;
-  readonly checkStatus: string;
-  readonly checkCode: string;
-}
-
-/** HAProxy's stats page as CSV: each server's state, by `backend/server`. */
-async function serverStates(url: string): Promise<Map<string, ServerState>> {
-  const [header, ...rows] = (await (await fetch(url)).text()).trim().split('\n');
-  const columns = header!.replace(/^# /, '').split(',');
-  const at = (row: string[], name: string) => row[columns.indexOf(name)] ?? '';
-  return new Map(
-    rows
-      .map((line) => line.split(','))
-      .map((row) => [
-        `${at(row, 'pxname')}/${at(row, 'svname')}`,
-        { status: at(row, 'status'), requests: Number(at(row, 'stot')), checkStatus: at(row, 'check_status'), checkCode: at(row, 'check_code') },
-      ]),
-  );
-}
-
-async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}

@@ -115,8 +115,8 @@ describeWithKubectl('deploy/kubernetes (Kustomize base)', () => {
     const preStopSeconds = Number(sleep[1]);
     expect(preStopSeconds).toBeGreaterThanOrEqual(3);
     const graceMs = gatewayConfig({ SHUTDOWN_GRACE_MS: only<IConfigMap>('ConfigMap').data!.SHUTDOWN_GRACE_MS! }).shutdownGraceMs;
-    // Connections, then the shutdown hooks, are each bounded by SHUTDOWN_GRACE_MS.
-    expect(spec.template.spec!.terminationGracePeriodSeconds! * 1000).toBeGreaterThan(preStopSeconds * 1000 + 2 * graceMs);
+    // Running turns, then connections, then the shutdown hooks, are each bounded by SHUTDOWN_GRACE_MS.
+    expect(spec.template.spec!.terminationGracePeriodSeconds! * 1000).toBeGreaterThan(preStopSeconds * 1000 + 3 * graceMs);
     // A deploy brings a new pod up before it takes an old one down.
     expect(spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
   });

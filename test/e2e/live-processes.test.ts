@@ -105,7 +105,7 @@ describeWithRedis('two gateway processes', () => {
       expect(watcher.results[1]?.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     });
 
-    it('on SIGTERM closes its WebSockets with 1001 and exits cleanly', async () => {
+    it('on SIGTERM closes its WebSockets with 1012 (service restart) and exits cleanly', async () => {
       const session = await writer.sessions.lifecycle.createSession(alice, { name: 'bye', agentContextId: 'ac' });
       const codes: number[] = [];
       const sub = subscribe(connect(a, 'alice', (code) => codes.push(code)), STATUS, { sessionId: session.id, after: '0' });
@@ -114,7 +114,7 @@ describeWithRedis('two gateway processes', () => {
       const exited = new Promise<number | null>((r) => a.child.once('exit', (code) => r(code)));
       a.child.kill('SIGTERM');
       expect(await exited).toBe(0);
-      expect(codes).toEqual([1001]);
+      expect(codes).toEqual([1012]);
     });
   });
 });

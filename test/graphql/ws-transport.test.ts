@@ -273,7 +273,7 @@ describe('fan-out', () => {
 });
 
 describe('graceful shutdown', () => {
-  it('closes WebSockets with 1001, refuses new ones, and runs the shutdown hooks', async () => {
+  it('closes WebSockets with 1012 (service restart), refuses new ones, and runs the shutdown hooks', async () => {
     const t = await startGateway();
     const session = await t.gateway.sessions.lifecycle.createSession(alice, { name: 'bye', agentContextId: 'ac' });
     const codes: number[] = [];
@@ -287,9 +287,9 @@ describe('graceful shutdown', () => {
     const closing = t.gateway.close();
     const late = new RawSocket(t.url);
     await expect(new Promise((_, reject) => late.ws.once('error', reject))).rejects.toThrow(/503|ECONNREFUSED/);
-    await expect(sub.done).rejects.toMatchObject({ code: 1001 });
+    await expect(sub.done).rejects.toMatchObject({ code: 1012 });
     await closing;
-    expect(codes).toEqual([1001]);
+    expect(codes).toEqual([1012]);
     expect(ran).toEqual(['release leases']);
     await client.dispose();
     await t.close();
