@@ -70,26 +70,9 @@ export function isDatabaseUnavailable(e: unknown): boolean {
   return false;
 }
 
-/**
- * The server ended a statement at the gateway's statement time limit (DB_QUERY_TIMEOUT_MS):
- * MariaDB's ER_STATEMENT_TIMEOUT (max_statement_time), MySQL's ER_QUERY_TIMEOUT (max_execution_time).
- */
-const STATEMENT_TIMEOUT_ERRNOS = new Set([1969, 3024]);
-
-export const isStatementTimeout = (e: unknown): boolean => {
-  const errno = errnoOf(e);
-  return typeof errno === 'number' && STATEMENT_TIMEOUT_ERRNOS.has(errno);
-};
-
-/**
- * The error as the database wrapper raises it: unreachable-store failures and statements the
- * server ended at the time limit typed (SERVICE_UNAVAILABLE: the store did not answer in time),
- * anything else unchanged.
- */
+/** The error as the database wrapper raises it: unreachable-store failures typed, anything else unchanged. */
 export function typedStoreError(e: unknown): unknown {
-  if (e instanceof StoreUnavailableError) return e;
-  if (isStatementTimeout(e)) return new StoreUnavailableError('the database did not finish a statement within its time limit', e);
-  if (!isDatabaseUnavailable(e)) return e;
+  if (e instanceof StoreUnavailableError || !isDatabaseUnavailable(e)) return e;
   const message = (e as { message?: unknown }).message;
   return new StoreUnavailableError(typeof message === 'string' ? message : 'unreachable', e);
 }
