@@ -17,6 +17,7 @@ import type { EventBus } from './events/event-bus.port';
 import { InProcessEventBus } from './events/in-process-event-bus.adapter';
 import { TurnEventRepository } from './events/turn-event.repository';
 import { TurnEventSequencer } from './events/turn-event-sequencer';
+import { StatusRouter } from './graphql/live/status-router';
 import type { TurnOutputSink } from './events/turn-output.port';
 import { createProtection } from './graphql/protection';
 import { IdempotencyKeys } from './idempotency/idempotency-keys';
@@ -186,7 +187,7 @@ export async function createGateway(
     contexts,
     provenance: new TurnProvenance(db),
     usage: new UsageReport(db, now),
-    live: { statuses, history, output: bus },
+    live: { statuses: new StatusRouter(statuses, store.batch, logger), history, output: bus },
     execute: handler,
     forks: new SessionForker({ sessions: store.lifecycle, forks: store.forks, blobs }),
     forkLineage: store.forks,

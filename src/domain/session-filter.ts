@@ -37,3 +37,41 @@ export function matchesSessionFilter(
 
 /** Whether the rule needs the session's participants (a second lookup per event). */
 export const filterNeedsParticipants = (filter: SessionFilter): boolean => filter.participantId != null;
+
+/**
+ * A value the filter pins, as a key: a session can only match the filter if `sessionPins`
+ * of that session includes it. Null when the filter pins nothing an index can use (only
+ * dates, search, includeDeleted, lastTurnStatus: a status the session leaves moments later
+ * is no key to decide by). The most selective pin wins; a participant last, since checking
+ * it needs the session's participants read.
+ */
+export function filterPin(filter: SessionFilter): string | null {
+  if (filter.ownerUserId != null) return pin('owner', filter.ownerUserId);
+  if (filter.conversationContextId != null) return pin('conversationContext', filter.conversationContextId);
+  if (filter.workspaceId != null) return pin('workspace', filter.workspaceId);
+  if (filter.repo != null) return pin('repo', filter.repo);
+  if (filter.agentContextId != null) return pin('agentContext', filter.agentContextId);
+  if (filter.participantId != null) return pin('participant', filter.participantId);
+  return null;
+}
+
+/** Whether a pin is about the session's participants (they must be read to list the session's pins). */
+export const isParticipantPin = (key: string): boolean => key.startsWith(PARTICIPANT);
+
+/** Every pin the session matches; participants' pins only when `participants` is given. */
+export function sessionPins(session: SessionRecord, participants: readonly EntityHeader[] | null): string[] {
+  const pins = [pin('owner', session.ownerUser.id), pin('agentContext', session.agentContextId)];
+  if (session.conversationContextId !== null) pins.push(pin('conversationContext', session.conversationContextId));
+  if (session.workspaceId !== null) pins.push(pin('workspace', session.workspaceId));
+  if (session.repo !== null) pins.push(pin('repo', session.repo));
+  if (participants) {
+    // The owner takes part (matchesSessionFilter), listed or not.
+    pins.push(pin('participant', session.ownerUser.id));
+    for (const p of participants) pins.push(pin('participant', p.id));
+  }
+  return pins;
+}
+
+const PARTICIPANT = 'participant\0';
+/** Field and value, NUL-separated: no value can pose as another field's. */
+const pin = (field: string, value: string): string => `${field}\0${value}`;

@@ -25,6 +25,16 @@ export class SessionBatchReads implements SessionBatchReader, ChainTurnSource {
     return rows.map(toSessionRecord);
   }
 
+  async sessionsInOrg(scope: OrgScope, ids: readonly string[]): Promise<SessionRecord[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.dataSource.manager
+      .createQueryBuilder(this.db.entities.sessions, 's')
+      .where('s.orgId = :org', { org: scope.orgId })
+      .andWhere('s.id IN (:...ids)', { ids: [...ids] })
+      .getMany();
+    return rows.map(toSessionRecord);
+  }
+
   /** Per-event loaders of subscriptions read turns this way. */
   async turnsByIds(caller: Caller, ids: readonly string[]): Promise<TurnRecord[]> {
     if (ids.length === 0) return [];

@@ -176,6 +176,12 @@ export interface TurnWindow {
 export interface SessionBatchReader {
   /** Sessions by id, restricted to what the caller may read. */
   sessionsByIds(caller: Caller, ids: readonly string[]): Promise<SessionRecord[]>;
+  /**
+   * Sessions by id, any of the org's (deleted ones too): what the live layer reads once per
+   * event to route it and to decide, per subscriber, who may have it (domain/visibility.ts).
+   * Never handed to a resolver.
+   */
+  sessionsInOrg(scope: OrgScope, ids: readonly string[]): Promise<SessionRecord[]>;
   /** Turns by id, only those in sessions the caller may read. */
   turnsByIds(caller: Caller, ids: readonly string[]): Promise<TurnRecord[]>;
   /** The turn with the highest sequence number of each session. */

@@ -6,6 +6,12 @@ import type { Services } from '../services';
 /** Whether an event may go to the subscriber now: yes, not this one, or never again. */
 export type Admission = 'deliver' | 'skip' | { readonly stop: DomainError };
 
+/**
+ * An event decided for every viewer at once, from facts read once (graphql/live/event-facts.ts):
+ * nobody gets it ('skip'), or each viewer's own admission, cheap to ask (no read, no execution).
+ */
+export type ViewerDecision = 'skip' | ((caller: Caller) => Admission);
+
 export interface LiveSink<E> {
   next(event: E): void;
   /** The stream is over (for example, the turn left PENDING). */
@@ -39,6 +45,14 @@ export abstract class LiveSource<E> implements AsyncIterable<E> {
 
   /** Decides, when the event is about to be delivered, whether this caller may have it. */
   abstract admit(event: E, loaders: Loaders): Promise<Admission>;
+
+  /**
+   * `admit` for subscribers of any viewer at once, when a group is shared by different users
+   * (the selection does not depend on who asks; see viewer-independence.ts). Same rule as
+   * `admit`, split into what holds for everyone (the stream's own rule: a filter) and who may
+   * read the event's session. A source without it only shares a group with its own viewer.
+   */
+  admitViewers?(event: E): Promise<ViewerDecision>;
 
   /**
    * graphql-js accepts a subscription field's result only when it is async-iterable. The

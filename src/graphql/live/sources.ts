@@ -2,15 +2,17 @@ import type { Caller } from '../../domain/caller';
 import { notFound } from '../../domain/errors';
 import { parseEventId } from '../../domain/event-id';
 import type { SessionFilter } from '../../domain/session';
-import { filterNeedsParticipants, matchesSessionFilter } from '../../domain/session-filter';
+import { filterNeedsParticipants, filterPin, matchesSessionFilter } from '../../domain/session-filter';
 import { isTerminal } from '../../domain/turn-status';
+import type { StatusRoute } from '../../events/live-feeds';
 import type { EventScope, TurnEventHistory } from '../../events/turn-event.repository';
 import type { TurnStatusEvent } from '../../events/turn-events';
 import type { TurnOutputDelta, TurnRef } from '../../events/turn-output.port';
 import type { GraphQLContext } from '../context';
 import type { Loaders } from '../loaders';
 import type { Services } from '../services';
-import { LiveSource, noEvents, type Admission, type LiveSink } from './live-source';
+import { sessionFacts } from './event-facts';
+import { LiveSource, noEvents, type Admission, type LiveSink, type ViewerDecision } from './live-source';
 
 const REPLAY_PAGE = 200;
 
@@ -24,9 +26,14 @@ export async function turnStatusSource(
   const session = await services.sessions.getSession(caller, sessionId);
   if (!session) throw notFound('session');
   if (after !== null) await services.live.history.assertResumable(caller.orgId, after);
-  return new StatusEventSource(caller, services, { orgId: caller.orgId, sessionId: session.id }, after, async (event, loaders) =>
-    (await loaders.session.load(event.sessionId)) ? 'deliver' : { stop: notFound('session') },
-  );
+  const gone = { stop: notFound('session') };
+  return new StatusEventSource(caller, services, { orgId: caller.orgId, sessionId: session.id }, after, {
+    admit: async (event, loaders) => ((await loaders.session.load(event.sessionId)) ? 'deliver' : gone),
+    admitViewers: async (event) => {
+      const mayRead = await (await sessionFacts(event, services.sessionBatches)).readers();
+      return (viewer) => (mayRead(viewer) ? 'deliver' : gone);
+    },
+  });
 }
 
 /** sessionActivity: the org's events, each delivered only if the caller may read its session and it matches the filter. */
@@ -39,11 +46,23 @@ export async function sessionActivitySource(
   services.sessions.assertFilter(caller, filter);
   if (after !== null) await services.live.history.assertResumable(caller.orgId, after);
   const needsParticipants = filterNeedsParticipants(filter);
-  return new StatusEventSource(caller, services, { orgId: caller.orgId }, after, async (event, loaders) => {
-    const session = await loaders.session.load(event.sessionId);
-    if (!session) return 'skip';
-    const participants = needsParticipants ? await loaders.participants.load(session.id) : null;
-    return matchesSessionFilter(session, participants, filter) ? 'deliver' : 'skip';
+  const pin = filterPin(filter);
+  const route: StatusRoute = pin === null ? { kind: 'org' } : { kind: 'pin', pin };
+  return new StatusEventSource(caller, services, { orgId: caller.orgId, route }, after, {
+    admit: async (event, loaders) => {
+      const session = await loaders.session.load(event.sessionId);
+      if (!session) return 'skip';
+      const participants = needsParticipants ? await loaders.participants.load(session.id) : null;
+      return matchesSessionFilter(session, participants, filter) ? 'deliver' : 'skip';
+    },
+    admitViewers: async (event) => {
+      const facts = await sessionFacts(event, services.sessionBatches);
+      if (!facts.session) return 'skip';
+      const participants = needsParticipants ? await facts.participants() : null;
+      if (!matchesSessionFilter(facts.session, participants, filter)) return 'skip';
+      const mayRead = await facts.readers();
+      return (viewer) => (mayRead(viewer) ? 'deliver' : 'skip');
+    },
   });
 }
 
@@ -58,7 +77,14 @@ export async function turnOutputSource(
   return new TurnOutputSource(caller, services, { orgId: turn.orgId, sessionId: turn.sessionId, turnId: turn.id });
 }
 
-type Admit<E> = (event: E, loaders: Loaders) => Promise<Admission>;
+/** A status stream's rule, for one viewer (`admit`) and for any viewers at once (`admitViewers`). */
+interface StatusRule {
+  readonly admit: (event: TurnStatusEvent, loaders: Loaders) => Promise<Admission>;
+  readonly admitViewers: (event: TurnStatusEvent) => Promise<ViewerDecision>;
+}
+
+/** Where the stream's events come from: one session's, or the org's (narrowed by what a filter pins). */
+type StatusScope = EventScope & { readonly route?: StatusRoute };
 
 /** Status events of one org or one session, resumable from a stored event id. */
 class StatusEventSource extends LiveSource<TurnStatusEvent> {
@@ -67,19 +93,20 @@ class StatusEventSource extends LiveSource<TurnStatusEvent> {
   constructor(
     caller: Caller,
     services: Services,
-    private readonly scope: EventScope,
+    private readonly scope: StatusScope,
     private readonly afterEventId: number | null,
-    private readonly admitEvent: Admit<TurnStatusEvent>,
+    private readonly rule: StatusRule,
   ) {
     super(caller, services);
     this.startPosition = afterEventId ?? 0;
   }
 
   async open(sink: LiveSink<TurnStatusEvent>): Promise<() => void> {
-    const { sessionId } = this.scope;
-    return this.services.live.statuses.subscribe(this.scope.orgId, (event) => {
+    const { orgId, sessionId, route } = this.scope;
+    const routed: StatusRoute = sessionId === undefined ? (route ?? { kind: 'org' }) : { kind: 'session', sessionId };
+    return this.services.live.statuses.subscribe(orgId, (event) => {
       if (sessionId === undefined || event.sessionId === sessionId) sink.next(event);
-    });
+    }, routed);
   }
 
   catchUp(): AsyncIterable<TurnStatusEvent> {
@@ -91,7 +118,11 @@ class StatusEventSource extends LiveSource<TurnStatusEvent> {
   }
 
   admit(event: TurnStatusEvent, loaders: Loaders): Promise<Admission> {
-    return this.admitEvent(event, loaders);
+    return this.rule.admit(event, loaders);
+  }
+
+  override admitViewers(event: TurnStatusEvent): Promise<ViewerDecision> {
+    return this.rule.admitViewers(event);
   }
 }
 
@@ -137,9 +168,13 @@ class TurnOutputSource extends LiveSource<TurnOutputDelta> {
       lastIndex = delta.index;
       sink.next(delta);
     };
-    const stopStatus = statuses.subscribe(this.turn.orgId, (event) => {
-      if (event.turnId === this.turn.turnId && isTerminal(event.status)) end();
-    });
+    const stopStatus = statuses.subscribe(
+      this.turn.orgId,
+      (event) => {
+        if (event.turnId === this.turn.turnId && isTerminal(event.status)) end();
+      },
+      { kind: 'session', sessionId: this.turn.sessionId },
+    );
     let stopOutput: () => void;
     try {
       stopOutput = await output.onTurnOutput(this.turn, forward);
@@ -180,5 +215,10 @@ class TurnOutputSource extends LiveSource<TurnOutputDelta> {
 
   async admit(delta: TurnOutputDelta, loaders: Loaders): Promise<Admission> {
     return (await loaders.session.load(delta.sessionId)) ? 'deliver' : { stop: notFound('turn') };
+  }
+
+  override async admitViewers(delta: TurnOutputDelta): Promise<ViewerDecision> {
+    const mayRead = await (await sessionFacts(delta, this.services.sessionBatches)).readers();
+    return (viewer) => (mayRead(viewer) ? 'deliver' : { stop: notFound('turn') });
   }
 }
