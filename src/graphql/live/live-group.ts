@@ -37,6 +37,12 @@ export interface LiveGroupOptions {
   readonly onClosed?: () => void;
   /** Live results a member may hold back while its own catch-up runs before it is stopped. */
   readonly maxHeld?: number;
+  /**
+   * Members are of different viewers (their results are the same for every reader: see
+   * viewer-independence.ts): each event is admitted for each member (the source's
+   * `admitViewers`, from facts read once) and executed once, as one of the admitted members.
+   */
+  readonly anyViewer?: boolean;
 }
 
 const END = Symbol('end');
@@ -118,6 +124,10 @@ export class LiveGroup<E> {
           this.close();
           return;
         }
+        if (this.options.anyViewer) {
+          await this.processForViewers(item);
+          continue;
+        }
         const loaders = eventLoaders(item, this.source.caller, this.source.services);
         const admission = await this.source.admit(item, loaders);
         if (this.closed || admission === 'skip') continue;
@@ -136,12 +146,36 @@ export class LiveGroup<E> {
     }
   }
 
-  /** The same payload to every member, in batches; members that leave meanwhile are skipped, the next event waits. */
-  private async deliver(position: number, payload: Buffer): Promise<void> {
-    let sent = 0;
+  /**
+   * One event for members of different viewers: who may have it is decided per member (a
+   * member who may not any more is stopped or skipped, as its stream's rule says), then it is
+   * executed once, as the first admitted member, and the one payload goes to every admitted member.
+   */
+  private async processForViewers(item: E): Promise<void> {
+    if (!this.source.admitViewers) throw new Error('a group of many viewers needs a source that admits each viewer');
+    const decide = await this.source.admitViewers(item);
+    if (this.closed || decide === 'skip') return;
+    const admitted: Member<E>[] = [];
     for (const member of this.members) {
+      const admission = decide(member.caller);
+      if (admission === 'deliver') admitted.push(member);
+      else if (admission !== 'skip') member.fail(this.options.failure(admission.stop));
+    }
+    const [first] = admitted;
+    if (!first) return;
+    const loaders = eventLoaders(item, first.caller, this.source.services);
+    const payload = await this.transform(item, first.caller, loaders);
+    if (this.closed) return;
+    await this.deliver(this.source.position(item), payload, admitted);
+  }
+
+  /** The same payload to every member (or those given), in batches; members that leave meanwhile are skipped, the next event waits. */
+  private async deliver(position: number, payload: Buffer, to: ReadonlySet<Member<E>> | readonly Member<E>[] = this.members): Promise<void> {
+    const total = 'size' in to ? to.size : to.length;
+    let sent = 0;
+    for (const member of to) {
       member.live(position, payload);
-      if (++sent % SEND_BATCH === 0 && sent < this.members.size) await nextTurn();
+      if (++sent % SEND_BATCH === 0 && sent < total) await nextTurn();
     }
   }
 
@@ -191,6 +225,8 @@ function eventLoaders<E>(event: E, caller: Caller, services: Services): Loaders 
  * and its position: what an idle subscriber costs.
  */
 class Member<E> implements LiveSubscription {
+  /** Who subscribed: a group of many viewers admits each event for each member. */
+  readonly caller: Caller;
   /** Its own source, until its catch-up is done. */
   private source: LiveSource<E> | null;
   /** Live payloads that arrived during the catch-up; null once caught up. */
@@ -205,6 +241,7 @@ class Member<E> implements LiveSubscription {
     private readonly sink: SubscriberSink,
   ) {
     this.source = source;
+    this.caller = source.caller;
     this.after = source.startPosition;
   }
 

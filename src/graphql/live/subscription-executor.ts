@@ -21,6 +21,7 @@ import type { Loaders } from '../loaders';
 import type { ErrorFormatter } from '../protection';
 import { LiveGroup, type LiveSubscription, type SubscriberSink } from './live-group';
 import { LiveSource } from './live-source';
+import { sameForEveryReader } from './viewer-independence';
 
 export interface SubscriptionExecutorOptions {
   readonly logger: Logger;
@@ -71,7 +72,11 @@ export class SubscriptionExecutor {
       return { result: stream };
     }
     const source = stream as LiveSource<unknown>;
-    const key = this.options.shared ? `${visibilityOf(context.caller)}\n${operationKey(args)}` : randomUUID();
+    // Viewers share a group when what they select is the same for every reader and the source can admit each one per event.
+    const anyViewer =
+      this.options.shared && typeof source.admitViewers === 'function' && sameForEveryReader(args.schema, args.document, args.operationName ?? null);
+    const viewers = anyViewer ? `${context.caller.orgId}\nany reader` : visibilityOf(context.caller);
+    const key = this.options.shared ? `${viewers}\n${operationKey(args)}` : randomUUID();
     let group = this.groups.get(key);
     if (!group || group.isClosed) {
       const requestId = `live-${randomUUID()}`;
@@ -90,6 +95,7 @@ export class SubscriptionExecutor {
         onClosed: () => {
           if (this.groups.get(key) === created) this.groups.delete(key);
         },
+        anyViewer,
       });
       this.groups.set(key, created);
       group = created;
