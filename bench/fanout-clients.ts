@@ -98,6 +98,25 @@ export function fastSubscriber(url: string, token: string, sessionId: string, re
   });
 }
 
+const ACTIVITY_QUERY = `subscription A($filter: AgentSessionFilter) { sessionActivity(filter: $filter) { eventId sequenceNumber status session { id name } } }`;
+
+/** One user's sessionActivity feeds, one per filter, `perSocket` operations to a socket; resolves once all are sent. */
+export async function filteredFeeds(url: string, token: string, filters: readonly Record<string, unknown>[], perSocket: number): Promise<WebSocket[]> {
+  const sockets: WebSocket[] = [];
+  for (let i = 0; i < filters.length; i += perSocket) {
+    const batch = filters.slice(i, i + perSocket);
+    sockets.push(
+      await open(
+        url,
+        token,
+        (ws) => batch.forEach((filter, j) => ws.send(JSON.stringify({ id: `f${i + j}`, type: 'subscribe', payload: { query: ACTIVITY_QUERY, variables: { filter } } }))),
+        () => undefined,
+      ),
+    );
+  }
+  return sockets;
+}
+
 /**
  * A client that follows the session's status feed AND a busy turn's output, then stops
  * reading: the server has to bound what it keeps for it and drop it. After the run it reads

@@ -17,6 +17,7 @@ type Command = { readonly id: number } & (
   | { readonly type: 'busyTurn' }
   | { readonly type: 'flood'; readonly sessionId: string; readonly turnId: string; readonly bytes: number }
   | { readonly type: 'stats' }
+  | { readonly type: 'cpu' }
   | { readonly type: 'profile'; readonly action: 'heap' | 'start' | 'stop'; readonly label: string }
 );
 
@@ -63,6 +64,11 @@ async function main(): Promise<void> {
           else if (raw.action === 'start') await profiler.start();
           else await profiler.stop(raw.label);
           reply({ id: raw.id });
+          return;
+        }
+        case 'cpu': {
+          const { user, system } = process.cpuUsage();
+          reply({ id: raw.id, micros: user + system });
           return;
         }
         case 'stats': {

@@ -6,7 +6,7 @@ import { createConnection } from 'mysql2/promise';
 import type WebSocket from 'ws';
 import { issueToken } from '../src/server/auth';
 import { PhaseProfiler } from './fanout-profiler';
-import { fastSubscriber, Receipts, ServerProcess, SlowReader, waitFor, type ServerStats } from './fanout-clients';
+import { fastSubscriber, filteredFeeds, Receipts, ServerProcess, SlowReader, waitFor, type ServerStats } from './fanout-clients';
 import { BENCH_SECRET } from './bench-child';
 
 /**
@@ -28,8 +28,16 @@ import { BENCH_SECRET } from './bench-child';
  *   - per-subscriber: WS_SHARED_EXECUTION=false (one execution per subscriber), for comparison;
  *   - redis: two instances through Redis and MySQL (BENCH_REDIS_URL and BENCH_MYSQL_URL): the
  *     event is committed on instance A, the subscribers are connected to instance B.
- * Subscribers are org admins (BENCH_ROLE=user: ordinary users), 20 sockets per user (the default WS_MAX_CONNECTIONS_PER_USER),
- * so every limit keeps its default. Latency is from just before the status change is written
+ *   - filters (issue 36.2): what one user at LIVE_MAX_OPERATIONS_PER_USER (200) sessionActivity
+ *     feeds with distinct filters that match nothing adds to another user's turn: the gateway's
+ *     CPU per status change and its latency to that user's own subscriber, with no such feeds
+ *     and with BENCH_FILTERS of them (BENCH_FILTER_KIND=repo: each pins a repo, the index
+ *     skips them; search: each pins nothing indexable, every event wakes each), over
+ *     BENCH_FILTER_EVENTS events.
+ * Subscribers are org admins (BENCH_ROLE=user: ordinary users; mixed: every other user an
+ * admin), BENCH_SOCKETS_PER_USER (default 20, the default WS_MAX_CONNECTIONS_PER_USER) sockets
+ * per user, so every limit keeps its default; BENCH_SOCKETS_PER_USER=1 makes every subscriber a
+ * user of its own (issue 35.8: 1,000 distinct users watching one session). Latency is from just before the status change is written
  * (the baseline: just before it builds its frame) to the moment each subscriber has the
  * message. RSS per subscriber is the server's growth from before the clients connected to
  * after they all subscribed, both after a GC. The clients run in this process, on the same
@@ -47,7 +55,10 @@ const MYSQL = process.env.BENCH_MYSQL_URL;
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 const clientProfiler = new PhaseProfiler(PROFILE_DIR);
 const CONNECT_CONCURRENCY = 250;
-const SOCKETS_PER_USER = 20;
+const SOCKETS_PER_USER = Number(process.env.BENCH_SOCKETS_PER_USER ?? 20);
+const FILTERS = Number(process.env.BENCH_FILTERS ?? 200);
+const FILTER_KIND = process.env.BENCH_FILTER_KIND ?? 'repo';
+const FILTER_EVENTS = Number(process.env.BENCH_FILTER_EVENTS ?? 40);
 /**
  * admin (default): org admins, who all see the same and so share one group per operation.
  * user: ordinary users of a public session; each user's results are computed for them
@@ -74,9 +85,10 @@ const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length 
 const median = (values: number[]) => quantile([...values].sort((a, b) => a - b), 0.5);
 const load = () => loadavg()[0]!.toFixed(1);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const token = (userId: string) => issueToken({ userId, orgId: 'bench', roles: ROLE === 'admin' ? ['admin'] : [] }, BENCH_SECRET);
+const token = (userId: string, asAdmin = ROLE === 'admin') => issueToken({ userId, orgId: 'bench', roles: asAdmin ? ['admin'] : [] }, BENCH_SECRET);
 /** One token per SOCKETS_PER_USER subscribers. */
-const tokens = (n: number) => Array.from({ length: Math.ceil(n / SOCKETS_PER_USER) }, (_, u) => token(`bench-admin-${u}`));
+const tokens = (n: number) =>
+  Array.from({ length: Math.ceil(n / SOCKETS_PER_USER) }, (_, u) => token(`bench-user-${u}`, ROLE === 'admin' || (ROLE === 'mixed' && u % 2 === 0)));
 
 async function createMysqlDatabase(): Promise<string> {
   const name = `gw_fanout_${process.pid}_${randomUUID().slice(0, 8)}`;
@@ -199,6 +211,59 @@ async function checkSlowReaders(hub: ServerProcess, readers: SlowReader[], sessi
   return `${readers.length} slow readers: ${stats.slowConsumersDropped} dropped by the server, closed with ${closes}; ${(beforeDrop / readers.length).toFixed(1)} events each before the drop, all ${last - first + 1} after resuming, none twice`;
 }
 
+/** The gateway's CPU per status change and the latency to its author's own subscriber, with `feeds` distinct filtered feeds of another user. */
+async function filtersScenario(feeds: number): Promise<{ cpuMicrosPerEvent: number; p50: number; p99: number; executionsPerEvent: number }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-fanout-'));
+  const hub = await ServerProcess.start('fanout-server.js', { NODE_ENV: 'production', JWT_SECRET: BENCH_SECRET, DATA_DIR: dataDir, WS_KEEPALIVE_MS: '0' });
+  const sockets: WebSocket[] = [];
+  try {
+    const { sessionId } = await hub.ask<{ sessionId: string }>({ type: 'session' });
+    const receipts = new Receipts();
+    sockets.push(await fastSubscriber(hub.url, token('bench-owner', false), sessionId, receipts));
+    const filters = Array.from({ length: feeds }, (_, i) => (FILTER_KIND === 'search' ? { search: `nothing-${i}` } : { repo: `bench-repo-${i}` }));
+    sockets.push(...(await filteredFeeds(hub.url, token('bench-filters', false), filters, 100)));
+    await waitFor(async () => (await hub.stats()).subscribers === feeds + 1, 60_000, 'every subscription');
+    const latencies: number[] = [];
+    let cpu = 0;
+    const before = await hub.stats();
+    for (let k = 0; k <= FILTER_EVENTS; k++) {
+      await sleep(20);
+      const { micros: from } = await hub.ask<{ micros: number }>({ type: 'cpu' });
+      const { started } = await hub.ask<{ started: string }>({ type: 'publish', sessionId });
+      await waitFor(() => receipts.count(k + 1) === 1, 30_000, `event ${k + 1}`);
+      // What the event set off after the receipt (other feeds' work) is counted too.
+      await sleep(30);
+      const { micros: to } = await hub.ask<{ micros: number }>({ type: 'cpu' });
+      if (k === 0) continue; // warm-up
+      cpu += to - from;
+      latencies.push(Number((receipts.bySequence.get(k + 1) ?? [])[0]! - BigInt(started)) / 1e6);
+    }
+    const end = await hub.stats();
+    latencies.sort((a, b) => a - b);
+    return {
+      cpuMicrosPerEvent: cpu / FILTER_EVENTS,
+      p50: quantile(latencies, 0.5),
+      p99: quantile(latencies, 0.99),
+      executionsPerEvent: (end.executions - before.executions) / (FILTER_EVENTS + 1),
+    };
+  } finally {
+    await hub.stop();
+    for (const socket of sockets) socket.terminate();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function filters(): Promise<void> {
+  console.log(`one user's ${FILTERS} distinct sessionActivity filters (${FILTER_KIND}, none matching) and another user's turns: ${FILTER_EVENTS} status changes (after one warm-up)`);
+  const line = (label: string, r: Awaited<ReturnType<typeof filtersScenario>>) =>
+    console.log(`${label.padEnd(46)} CPU ${(r.cpuMicrosPerEvent / 1000).toFixed(2).padStart(6)} ms/event  p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms  ${r.executionsPerEvent.toFixed(1)} exec/event`);
+  const none = await filtersScenario(0);
+  line('no other feeds', none);
+  const many = await filtersScenario(FILTERS);
+  line(`+ ${FILTERS} distinct filtered feeds of another user`, many);
+  console.log(`${''.padEnd(46)} with / without: CPU ${(many.cpuMicrosPerEvent / none.cpuMicrosPerEvent).toFixed(2)}x  p50 ${(many.p50 / none.p50).toFixed(2)}x  p99 ${(many.p99 / none.p99).toFixed(2)}x`);
+}
+
 const LABELS: Record<Kind, string> = {
   baseline: 'bare ws server, one prebuilt frame (baseline)',
   gateway: 'gateway, one instance',
@@ -213,7 +278,9 @@ const ratio = (what: string, a: Result, b: Result) =>
   `${''.padEnd(46)} ${what}: p50 ${(a.p50 / b.p50).toFixed(2)}x  p99 ${(a.p99 / b.p99).toFixed(2)}x  RSS/sub ${(a.rssPerSubscriberKb - b.rssPerSubscriberKb).toFixed(1)} KB over`;
 
 async function main(): Promise<void> {
-  console.log(`fan-out of turnStatusChanged: ${EVENTS} events (after one warm-up) per scenario; latency = write start -> receipt; subscribers: ${ROLE}s, ${SOCKETS_PER_USER} sockets each; load = 1-minute load average before->after`);
+  if (SCENARIOS.has('filters')) await filters();
+  if ([...SCENARIOS].every((s) => s === 'filters')) return;
+  console.log(`fan-out of turnStatusChanged: ${EVENTS} events (after one warm-up) per scenario; latency = write start -> receipt; subscribers: ${ROLE === 'mixed' ? 'users and admins' : `${ROLE}s`}, ${SOCKETS_PER_USER} sockets each; load = 1-minute load average before->after`);
   if (!REDIS || !MYSQL) console.log('two-instance scenario skipped: set BENCH_REDIS_URL and BENCH_MYSQL_URL');
   const has = (kind: Kind) => SCENARIOS.has(kind) && (kind !== 'redis' || Boolean(REDIS && MYSQL));
   for (const n of SIZES) {
