@@ -62,7 +62,7 @@ const verdicts = new WeakMap<DocumentNode, Map<string, boolean>>();
 /** Whether the operation's result on an event is the same for every subscriber who may have the event. */
 export function sameForEveryReader(schema: GraphQLSchema, document: DocumentNode, operationName: string | null): boolean {
   let byName = verdicts.get(document);
-  if (!byName) verdicts.set(document, (byName = new Map()));
+  if (!byName) verdicts.set(document, (byName = new Map<string, boolean>()));
   const key = operationName ?? '';
   let verdict = byName.get(key);
   if (verdict === undefined) {
