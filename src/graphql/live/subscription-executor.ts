@@ -37,7 +37,9 @@ export type Subscribed = { readonly live: LiveSubscription } | { readonly result
 /**
  * Runs subscription operations for the live transports (WebSocket, SSE). Each subscriber's subscribe call
  * builds its source (access checked for that subscriber), and subscribers whose results
- * must be identical (same document, variables, and visibility) join one LiveGroup, which
+ * must be identical (same document, variables, and visibility; or any viewer, when the
+ * selection is the same for every reader of the event's session and each subscriber is
+ * admitted per event: viewer-independence.ts) join one LiveGroup, which
  * executes each event once with loaders made for that event, formats and serialises the
  * result once, and hands the same bytes to every subscriber's sink, whatever its transport;
  * the transport only frames them (an operation id spliced in, an SSE event around them).
