@@ -57,7 +57,7 @@ module.exports = {
       severity: 'error',
       comment: 'Features and their adapters never import what stands above them: the orchestrator, the transports, the composition root.',
       from: { path: BELOW_ORCHESTRATOR },
-      to: { path: '^src/(orchestrator|graphql|server|cli|web)/|^src/(main|gateway-database)\\.ts$|^packages/client/' },
+      to: { path: '^src/(orchestrator|graphql|server|cli|web|composition)/|^src/(main|gateway-database)\\.ts$|^packages/client/' },
     },
     {
       name: 'client-package-stands-alone',

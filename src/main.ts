@@ -1,41 +1,27 @@
 import 'reflect-metadata';
-import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
-import type { BlobStore } from './blobs/blob-store.port';
-import { LimitedExecuteBudget } from './budgets/execute-budget';
-import type { ExecuteBudget } from './budgets/execute-budget.port';
-import { memoryBudgetStores } from './budgets/memory-budget.adapter';
-import { SqliteBlobStore } from './blobs/sqlite.adapter';
+import { eventBusOf, tokenVerifierOf } from './composition/adapters';
+import { composeServices } from './composition/services';
+import { GatewayShutdown } from './composition/shutdown';
 import { loadConfig, type Config } from './config';
-import { ContextDirectory } from './contexts/context-directory';
 import { EventPruner } from './events/event-pruner';
 import { openGatewayDatabase, type GatewayDatabase } from './gateway-database';
 import type { EventBus } from './events/event-bus.port';
-import { InProcessEventBus } from './events/in-process-event-bus.adapter';
 import { TurnEventRepository } from './events/turn-event.repository';
 import { TurnEventSequencer } from './events/turn-event-sequencer';
-import { StatusRouter } from './graphql/live/status-router';
 import type { TurnOutputSink } from './events/turn-output.port';
 import { createProtection } from './graphql/protection';
-import { IdempotencyKeys } from './idempotency/idempotency-keys';
 import { SubscriptionExecutor } from './graphql/live/subscription-executor';
 import { gatewaySchema } from './graphql/schema';
 import type { Services } from './graphql/services';
-import type { LanguageModel } from './llm/llm.port';
-import { OfflineLanguageModel } from './llm/offline.adapter';
 import { createLogger, type Logger } from './logger';
 import { httpInstrumentation, liveOperationObserver, operationMetricsPlugin } from './observability/http-instrumentation';
-import { busLagListener, CountingTurnEventSink, InstrumentedLanguageModel, InstrumentedRetriever, statementObserver } from './observability/instrumented-ports';
+import { busLagListener, statementObserver } from './observability/instrumented-ports';
 import { GatewayMetrics, OperationNames } from './observability/metrics';
 import { startTracing } from './observability/tracing';
-import { IdempotentCalls } from './orchestrator/idempotent-calls';
-import { HISTORY_WINDOW } from './orchestrator/instruction-planner';
-import { Orchestrator } from './orchestrator/orchestrator';
-import { RequestHandler } from './orchestrator/request-handler';
-import { SessionForker } from './orchestrator/session-forker';
+import type { Orchestrator } from './orchestrator/orchestrator';
 import { startupErrorLine } from './startup-error';
 import { createRetrieval } from './retrieval/create-retrieval';
 import type { Retriever } from './retrieval/retrieval.port';
@@ -43,21 +29,13 @@ import { blobRouter } from './server/blob-routes';
 import { dashboardRouter } from './server/dashboard';
 import { createHttpApp } from './server/http-app';
 import { LiveOperations } from './server/live-operations';
-import { createHttpServer } from './server/http-server';
+import { createHttpServer, listenOn } from './server/http-server';
 import { listenForMetrics, metricsPlacement, metricsRouter } from './server/metrics-route';
 import { restExecuteRouter } from './server/rest-execute';
 import { createGraphQLSse, type GraphQLSseServer } from './server/sse-server';
 import { attachGraphQLWebSocket, type GraphQLWebSocketServer } from './server/ws-server';
-import { ChainHistoryCache } from './sessions/chain-history-cache';
-import { createSessionStore, type SessionStore } from './sessions/session-store';
-import { TurnProvenance } from './sessions/turn-provenance';
-import { UsageReport } from './sessions/usage-report';
+import type { SessionStore } from './sessions/session-store';
 import type { Resolve } from './webhooks/webhook-http';
-import { createWebhooks } from './webhooks/webhooks';
-import { AlgorithmRoutingVerifier } from './auth/algorithm-routing';
-import { JwksTokenVerifier } from './auth/jwks.adapter';
-import { SharedSecretTokenVerifier } from './auth/shared-secret.adapter';
-import type { TokenVerifier } from './auth/token-verifier.port';
 
 export interface Gateway {
   readonly config: Config;
@@ -133,71 +111,23 @@ export async function createGateway(
   const statuses = new TurnEventSequencer(bus, history, logger);
   await statuses.start();
   const stopLagWatch = bus.onTurnStatus(busLagListener(metrics));
-  const now = hooks.now ?? (() => new Date());
-  const instanceId = `gw-${randomUUID()}`;
-  const store = createSessionStore({
+  const { store, webhooks, retriever, blobs, orchestrator, budget, handler, services } = composeServices({
+    config,
+    logger,
     db,
-    events: new CountingTurnEventSink(bus, metrics),
-    now,
-    webhooks: { retryWindowSeconds: config.webhooks.retryWindowSeconds, publicUrl: config.webhooks.publicUrl },
-  });
-  const webhooks = createWebhooks({ config, db, now, logger, instanceId, ...(hooks.webhookResolve ? { resolve: hooks.webhookResolve } : {}) });
-  const contexts = new ContextDirectory(db);
-  const retriever = new InstrumentedRetriever(hooks.retriever ?? retrieval.retriever, instruments);
-  const blobs = blobStoreOf(config);
-  const idempotencyKeys = new IdempotencyKeys(db, now);
-  const orchestrator = new Orchestrator({
-    sessions: store.lifecycle,
-    history: new ChainHistoryCache(store.batch, { window: HISTORY_WINDOW, maxObjects: CHAIN_HISTORY_OBJECTS }),
-    leases: store.leases,
-    contexts,
-    blobs,
-    llm: new InstrumentedLanguageModel(languageModelOf(config, () => metrics.llmRetries.inc()), instruments),
-    retriever,
-    retrievalLimit: config.retrieval.topK,
+    bus,
+    live: { statuses, history, output: bus },
+    instruments,
+    retriever: hooks.retriever ?? retrieval.retriever,
+    now: hooks.now ?? (() => new Date()),
     output: hooks.output ?? bus,
-    idempotencyKeys,
-    config: config.execute,
-    logger,
-    now,
-    instanceId,
+    ...(hooks.webhookResolve ? { webhookResolve: hooks.webhookResolve } : {}),
   });
-  const { execute } = config;
-  const budget = executeBudgetOf(config, logger);
-  const handler = new RequestHandler({
-    budget,
-    orchestrator,
-    idempotency: new IdempotentCalls(
-      idempotencyKeys,
-      {
-        waitMs: execute.idempotencyWaitMs,
-        retentionSeconds: execute.idempotencyRetentionSeconds,
-        // A first call past every provider attempt and its lease has died with its instance.
-        runningMs: execute.llmTimeoutMs * (execute.llmMaxRetries + 1) + execute.turnLeaseSeconds * 1000,
-      },
-      logger,
-      now,
-    ),
-    logger,
-  });
-  const services: Services = {
-    sessions: store.reads,
-    sessionBatches: store.batch,
-    sessionCommands: store.lifecycle,
-    contexts,
-    provenance: new TurnProvenance(db),
-    usage: new UsageReport(db, now),
-    live: { statuses: new StatusRouter(statuses, store.batch, logger), history, output: bus },
-    execute: handler,
-    forks: new SessionForker({ sessions: store.lifecycle, forks: store.forks, blobs }),
-    forkLineage: store.forks,
-    webhooks: webhooks.endpoints,
-  };
   const protection = createProtection(config.limits, config.isProduction, gatewaySchema());
   const server = createHttpServer(config.http, config.httpKeepAliveTimeoutMs);
   const executor = new SubscriptionExecutor({ logger, shared: config.live.wsSharedExecution, formatError: protection.formatError });
   const operationNames = new OperationNames(config.metricsOperationNames);
-  const tokens = tokenVerifier(config, logger);
+  const tokens = tokenVerifierOf(config, logger);
   const operations = new LiveOperations({
     config,
     tokens,
@@ -220,7 +150,7 @@ export async function createGateway(
     readiness: { database: () => db.ping(), blobs: () => blobs.ping() },
     degradable: { subscriptions: () => bus.check() },
     httpServer: server,
-    draining: () => draining,
+    draining: () => shutdown.draining,
     middleware: [httpInstrumentation(metrics, tracing)],
     plugins: [operationMetricsPlugin(metrics, operationNames)],
     routers: [
@@ -246,17 +176,17 @@ export async function createGateway(
     if (event.status !== 'PENDING' || event.previousStatus === null) webhooks.dispatcher.wake();
   });
   if (hooks.webhookSender !== false) webhooks.dispatcher.start();
-  // Turns still running here after the drain fail as interrupted rather than wait for a sweeper elsewhere.
-  const shutdownHooks: { name: string; hook: () => Promise<void> }[] = [
-    { name: 'turn leases', hook: () => orchestrator.releaseLeases() },
-    { name: 'webhook sender', hook: () => webhooks.dispatcher.stop() },
-  ];
-
+  const shutdown = new GatewayShutdown(
+    { graceMs: config.shutdownGraceMs, logger, websockets, sse, orchestrator, server, apollo, budget, pruner, stopListeners: [stopLagWatch, stopWebhookWake], statuses, bus, retrieval, db, blobs, tracing },
+    [
+      // Turns still running here after the drain fail as interrupted rather than wait for a sweeper elsewhere.
+      { name: 'turn leases', hook: () => orchestrator.releaseLeases() },
+      { name: 'webhook sender', hook: () => webhooks.dispatcher.stop() },
+    ],
+  );
   const metricsListener = metricsAt === 'apart' ? await listenForMetrics(metricsRoute, config.metricsPort ?? 0, config.metricsHost) : null;
-  if (metricsListener) shutdownHooks.push({ name: 'metrics listener', hook: () => metricsListener.close() });
+  if (metricsListener) shutdown.add('metrics listener', () => metricsListener.close());
 
-  let closing: Promise<void> | null = null;
-  let draining = false;
   return {
     config,
     services,
@@ -264,71 +194,16 @@ export async function createGateway(
     sessions: store,
     retriever,
     server,
-    listen: () =>
-      new Promise((resolve, reject) => {
-        server.once('error', reject);
-        // Node's default backlog (511) drops the SYNs of a burst of connections beyond it; their
-        // clients retry after 1, 3, 7, 15 s... (the kernel caps this at net.core.somaxconn).
-        server.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }, () => {
-          const { port } = server.address() as AddressInfo;
-          const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-          resolve(`http://${host}:${port}`);
-        });
-      }),
+    listen: () => listenOn(server, config.host, config.port),
     output: bus,
     live: { bus, executor, websockets, sse, operations, pruner },
     metrics,
     metricsUrl: metricsListener?.url ?? null,
     orchestrator,
-    onShutdown: (name, hook) => {
-      shutdownHooks.push({ name, hook });
-    },
-    close: () =>
-      (closing ??= (async () => {
-        // The drain (README "Running several instances"): /readyz answers 503 from now on, so
-        // the balancer stops routing here. Subscribers are sent away at once (1012, streams
-        // ended) and resume elsewhere with afterEventId, since every instance publishes every
-        // event. New turns are refused (retryable); the turns running here may finish within
-        // the grace while requests are still served, then connections drain within another.
-        draining = true;
-        logger.info({ turnsInFlight: orchestrator.inFlightCount, websockets: websockets.connections, eventStreams: sse.streams }, 'draining');
-        websockets.stopAccepting();
-        sse.close();
-        await Promise.all([websockets.close(config.shutdownGraceMs), orchestrator.drain(config.shutdownGraceMs)]);
-        const forced = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
-        try {
-          // Apollo's drain plugin stops new requests and waits for in-flight ones.
-          await apollo.stop();
-          if (server.listening) await new Promise<void>((r) => server.close(() => r()));
-        } finally {
-          clearTimeout(forced);
-          await runHooks(shutdownHooks, config.shutdownGraceMs, logger);
-          await budget.close();
-          await pruner.stop();
-          stopLagWatch();
-          stopWebhookWake();
-          statuses.close();
-          await bus.close();
-          await retrieval.close();
-          await db.close();
-          // Last: the shutdown hooks above may still write a turn's partial answer.
-          await blobs.close?.();
-          await tracing.shutdown();
-        }
-      })()),
+    onShutdown: (name, hook) => shutdown.add(name, hook),
+    close: () => shutdown.close(),
   };
 }
-
-/** Connections the kernel may hold for the gateway to accept (a burst of 2,000 executes). */
-const LISTEN_BACKLOG = 4096;
-
-/**
- * What the planner's cache of settled turns may hold (chain-history-cache.ts), in turns and
- * their file and chunk references: enough for the sessions an instance is working on now, at
- * a bounded heap (per-object size and the resulting bound: docs/performance.md). A session
- * it forgot costs one full read on its next execute.
- */
-const CHAIN_HISTORY_OBJECTS = 100_000;
 
 /** What tests and benchmarks may swap in; production uses the defaults. */
 export interface GatewayHooks {
@@ -361,88 +236,6 @@ const HEAP_GROWING_PERCENT = 25;
 function boundHeapGrowth(): void {
   if (process.execArgv.some((arg) => arg.startsWith('--heap-growing-percent'))) return;
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
-}
-
-/*
- * Adapters of optional services (Redis, S3, OpenAI) are loaded only when configured: their
- * client libraries would otherwise take memory in every instance (docs/performance.md). (A
- * synchronous require: the choice is made while wiring, and jest runs this code as CommonJS.)
- */
-type RedisBudgetModule = typeof import('./budgets/redis-budget.adapter');
-
-/** The Redis bus when REDIS_URL is set, else events stay in this process. */
-function eventBusOf(config: Config, logger: Logger): EventBus {
-  const { redisUrl, redisKeyPrefix, redisTimeoutMs } = config.live;
-  if (!redisUrl) return new InProcessEventBus(logger);
-  const { RedisEventBus } = require('./events/redis-event-bus.adapter') as typeof import('./events/redis-event-bus.adapter');
-  return new RedisEventBus({ url: redisUrl, keyPrefix: redisKeyPrefix, timeoutMs: redisTimeoutMs, logger });
-}
-
-/** Budgets shared through Redis when REDIS_URL is set, else counted in this process. */
-function executeBudgetOf(config: Config, logger: Logger): ExecuteBudget {
-  const { redisUrl, redisKeyPrefix, redisTimeoutMs } = config.live;
-  const stores = redisUrl
-    ? (require('./budgets/redis-budget.adapter') as RedisBudgetModule).redisBudgetStores(config.budgets, {
-        url: redisUrl,
-        keyPrefix: redisKeyPrefix,
-        timeoutMs: redisTimeoutMs,
-        logger,
-      })
-    : memoryBudgetStores(config.budgets);
-  // A slot lapses like a turn lease: renewed while its instance lives.
-  return new LimitedExecuteBudget({ limits: config.budgets, stores, slotTtlMs: config.execute.turnLeaseSeconds * 1000, logger });
-}
-
-/** S3 when S3_BUCKET is set, else the embedded store in DATA_DIR/blobs.sqlite. */
-function blobStoreOf(config: Config): BlobStore & { close?(): Promise<void> } {
-  const { s3Bucket, s3Endpoint, s3Region, s3ForcePathStyle } = config.blobs;
-  if (!s3Bucket) return new SqliteBlobStore(config.dataDir);
-  const { S3BlobStore } = require('./blobs/s3.adapter') as typeof import('./blobs/s3.adapter');
-  return new S3BlobStore({ bucket: s3Bucket, endpoint: s3Endpoint, region: s3Region, forcePathStyle: s3ForcePathStyle });
-}
-
-/** The OpenAI Responses API when OPENAI_API_KEY is set, else the offline adapter. */
-function languageModelOf(config: Config, onRetry: () => void): LanguageModel {
-  if (!config.openaiApiKey) return new OfflineLanguageModel();
-  const { OpenAIResponsesAdapter } = require('./llm/openai-responses.adapter') as typeof import('./llm/openai-responses.adapter');
-  const { llmTimeoutMs, llmMaxRetries, llmRetryMaxDelayMs } = config.execute;
-  return new OpenAIResponsesAdapter({
-    apiKey: config.openaiApiKey,
-    baseURL: config.openaiBaseUrl,
-    organization: config.openaiOrganization,
-    project: config.openaiProject,
-    timeoutMs: llmTimeoutMs,
-    retry: { maxRetries: llmMaxRetries, maxDelayMs: llmRetryMaxDelayMs },
-    onRetry,
-  });
-}
-
-/** Shutdown hooks run side by side; one that fails or overruns the bound does not hold up the others. */
-async function runHooks(hooks: readonly { name: string; hook: () => Promise<void> }[], boundMs: number, logger: Logger): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const overrun = new Promise<void>((r) => {
-    timer = setTimeout(() => {
-      logger.warn({ boundMs }, 'shutdown hooks did not finish in time');
-      r();
-    }, boundMs);
-  });
-  await Promise.race([
-    Promise.all(
-      hooks.map(({ name, hook }) =>
-        hook().catch((err: unknown) => logger.error({ err, hook: name }, 'shutdown hook failed')),
-      ),
-    ),
-    overrun,
-  ]);
-  clearTimeout(timer);
-}
-
-/** HS256 with JWT_SECRET (or the development secret), the identity provider's JWKS, or both (issue 41). */
-function tokenVerifier({ auth, jwtSecret }: Config, logger: Logger): TokenVerifier {
-  return new AlgorithmRoutingVerifier({
-    sharedSecret: auth.acceptSharedSecret ? new SharedSecretTokenVerifier(jwtSecret) : null,
-    provider: auth.oidc ? new JwksTokenVerifier(auth.oidc, logger) : null,
-  });
 }
 
 async function main(): Promise<void> {

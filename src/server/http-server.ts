@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { HttpServerConfig } from '../config';
 
 /**
@@ -23,5 +24,22 @@ export function createHttpServer(http: HttpServerConfig, keepAliveTimeoutMs: num
     requestTimeout: http.requestTimeoutMs,
     keepAliveTimeout: keepAliveTimeoutMs,
     connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, http.headersTimeoutMs),
+  });
+}
+
+/** Connections the kernel may hold for the gateway to accept (a burst of 2,000 executes). */
+const LISTEN_BACKLOG = 4096;
+
+/** Listens on host:port (port 0 picks a free one) and returns the URL a client on this machine uses. */
+export function listenOn(server: Server, host: string, port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    // Node's default backlog (511) drops the SYNs of a burst of connections beyond it; their
+    // clients retry after 1, 3, 7, 15 s... (the kernel caps this at net.core.somaxconn).
+    server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => {
+      const { port: bound } = server.address() as AddressInfo;
+      const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+      resolve(`http://${reachable}:${bound}`);
+    });
   });
 }

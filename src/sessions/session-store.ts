@@ -11,6 +11,7 @@ import type { ProvenanceEntities } from './provenance.entities';
 import { SessionBatchReads } from './session-batch-reads';
 import { SessionForks } from './session-forks';
 import { SessionLocks } from './session-locks';
+import { SessionEdits } from './session-edits';
 import { SessionReads } from './session-reads';
 import type { SessionEntities } from './session.entities';
 import { TurnLeaseStore } from './turn-leases';
@@ -61,6 +62,7 @@ export function createSessionStore(deps: SessionStoreDeps): SessionStore {
     outbox,
     reads,
     batch,
+    edits: new SessionEdits({ db: deps.db, locks, now }),
     now,
     newId: deps.newId ?? randomUUID,
   });

@@ -1,7 +1,6 @@
 import { userHeader, type Caller, type OrgScope } from '../domain/caller';
-import { conflict, forbidden } from '../domain/errors';
 import type { NewSession, SessionPatch, SessionRecord } from '../domain/session';
-import { checkSessionPatch, openSession } from '../domain/session-rules';
+import { openSession } from '../domain/session-rules';
 import { rollUpLateUsage, rollUpSettledTurn, settledTurnDelta } from '../domain/session-usage';
 import type {
   ChunkRef,
@@ -31,7 +30,6 @@ import {
   type TurnTransition,
 } from '../domain/turn-transitions';
 import type { TurnStatus } from '../domain/turn-status';
-import { canManage } from '../domain/visibility';
 import type { EventLogWriter } from '../events/event-log-writer';
 import type { TurnEventSink, TurnStatusEvent } from '../events/turn-events';
 import type { Database } from '../persistence/database';
@@ -67,9 +65,6 @@ const ADD_TURN_TO_SESSION = `UPDATE agent_sessions SET turn_count = ?, last_turn
 const ADD_TURN_TO_SEEN_SESSION = `${ADD_TURN_TO_SESSION}
   AND turn_count = ? AND COALESCE(last_turn_status, '') = ? AND is_deleted = ? AND is_public = ?`;
 const UPDATE_CHUNK_REFS = 'UPDATE agent_session_turns SET chunk_refs = ?, revision = revision + 1 WHERE id = ? AND org_id = ?';
-const DELETE_SESSION = 'UPDATE agent_sessions SET is_deleted = ?, last_updated_date = ? WHERE id = ? AND org_id = ?';
-/** The columns a session patch (domain SessionChanges) may change. */
-const PATCH_COLUMNS = { name: 'name', description: 'description', category: 'category', isPublic: 'is_public' } as const;
 
 export interface TurnLifecycleDeps {
   readonly db: Database<SessionEntities & ProvenanceEntities>;
@@ -82,6 +77,8 @@ export interface TurnLifecycleDeps {
   readonly outbox: Pick<WebhookOutbox, 'statements'>;
   readonly reads: Pick<SessionReader, 'getSession' | 'getTurn'>;
   readonly batch: Pick<SessionBatchReader, 'turnsOf'>;
+  /** Changes to a session's own fields (SessionCommands), which move no turn. */
+  readonly edits: SessionCommands;
   readonly now: () => Date;
   readonly newId: () => string;
 }
@@ -311,36 +308,12 @@ export class TurnLifecycle implements TurnStore, SessionCommands {
     return result.status === 'FAILED' ? result : null;
   }
 
-  async updateSession(caller: Caller, id: string, patch: SessionPatch): Promise<SessionRecord> {
-    const changes = checkSessionPatch(patch);
-    const { db, locks } = this.deps;
-    const row = await db.sqlTransaction(async (tx) => {
-      const session = await locks.visibleSession(tx, caller, id);
-      if (!canManage(caller, session)) throw forbidden('only the owner or an admin may change a session');
-      if (session.isDeleted) throw conflict('the session is deleted');
-      const lastUpdatedDate = this.deps.now();
-      const fields = (Object.keys(PATCH_COLUMNS) as (keyof typeof PATCH_COLUMNS)[]).filter((f) => changes[f] !== undefined);
-      const set = fields.map((f) => `${PATCH_COLUMNS[f]} = ?`).join(', ');
-      await tx.commitWith([
-        {
-          sql: `UPDATE agent_sessions SET ${set}${set ? ', ' : ''}last_updated_date = ? WHERE id = ? AND org_id = ?`,
-          params: [...fields.map((f) => changes[f] ?? null), lastUpdatedDate, session.id, session.orgId],
-        },
-      ]);
-      return { ...session, ...changes, lastUpdatedDate };
-    });
-    return toSessionRecord(row);
+  updateSession(caller: Caller, id: string, patch: SessionPatch): Promise<SessionRecord> {
+    return this.deps.edits.updateSession(caller, id, patch);
   }
 
-  async deleteSession(caller: Caller, id: string): Promise<boolean> {
-    const { db, locks } = this.deps;
-    await db.sqlTransaction(async (tx) => {
-      const session = await locks.visibleSession(tx, caller, id);
-      if (!canManage(caller, session)) throw forbidden('only the owner or an admin may delete a session');
-      if (session.isDeleted) return;
-      await tx.commitWith([{ sql: DELETE_SESSION, params: [true, this.deps.now(), session.id, session.orgId] }]);
-    });
-    return true;
+  deleteSession(caller: Caller, id: string): Promise<boolean> {
+    return this.deps.edits.deleteSession(caller, id);
   }
 
   /** A new session's rows: the session, and its owner as its first participant. */

@@ -1,47 +1,19 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Caller } from '../../src/domain/caller';
-import { issueToken } from '../../src/server/auth';
-import { launchBrowser, signInByPaste, type TestBrowser } from '../support/browser';
-import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
-import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process';
+import { DASHBOARD_WAIT as WAIT, startDashboard, type DashboardFixture } from '../support/browser';
 import { describeWithBrowser } from '../support/services';
 import { alice, boss, EXECUTE } from '../support/testkit';
 
-const SECRET = 'e2e-dashboard-forks-secret-e2e-dashboard-0';
-const tokenOf = (c: Caller) => issueToken({ userId: c.userId, userName: c.userName, orgId: c.orgId, orgName: c.orgName, roles: [...c.roles] }, SECRET);
-const WAIT = { timeout: 20_000 };
-
 describeWithBrowser('fork lineage in the dashboard in Chromium', () => {
-  let fake: FakeOpenAI;
-  let server: ServerProcess;
-  let dataDir: string;
-  let browser: TestBrowser;
+  let dash: DashboardFixture;
   let sessionId: string;
   const turnIds: string[] = [];
 
-  async function gql<T>(caller: Caller, query: string, variables: Record<string, unknown> = {}): Promise<T> {
-    const res = await fetch(`${server.url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${tokenOf(caller)}` },
-      body: JSON.stringify({ query, variables }),
-    });
-    const body = (await res.json()) as { data?: T; errors?: unknown[] };
-    if (!body.data) throw new Error(JSON.stringify(body.errors));
-    return body.data;
-  }
-
   beforeAll(async () => {
-    fake = await startFakeOpenAI();
-    dataDir = mkdtempSync(join(tmpdir(), 'gw-e2e-dashboard-forks-'));
-    server = await startServerProcess({ JWT_SECRET: SECRET, DATA_DIR: dataDir, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.url });
-    browser = await launchBrowser();
+    dash = await startDashboard({ name: 'dashboard-forks', secret: 'e2e-dashboard-forks-secret-e2e-dashboard-0', openai: true });
     const agentContextId = (
-      await gql<{ upsertAgentContext: { id: string } }>(boss, 'mutation { upsertAgentContext(input: { name: "Backend", vectorCollection: "backend", defaultModel: "gpt-4.1-mini" }) { id } }')
+      await dash.gql<{ upsertAgentContext: { id: string } }>(boss, 'mutation { upsertAgentContext(input: { name: "Backend", vectorCollection: "backend", defaultModel: "gpt-4.1-mini" }) { id } }')
     ).upsertAgentContext.id;
     for (const instruction of ['Plan the refactor', 'Now do it the long way']) {
-      const { execute } = await gql<{ execute: { sessionId: string; turnId: string } }>(alice, EXECUTE, {
+      const { execute } = await dash.gql<{ execute: { sessionId: string; turnId: string } }>(alice, EXECUTE, {
         input: { agentContextId, instruction, ...(turnIds.length ? { sessionId } : { sessionName: 'Refactor plan' }) },
       });
       sessionId = execute.sessionId;
@@ -49,18 +21,12 @@ describeWithBrowser('fork lineage in the dashboard in Chromium', () => {
     }
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    if (server) await stopServerProcess(server.child);
-    await fake?.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => dash?.close());
 
   it('forks at a finished turn with "Fork here", opens the fork, and links fork and source both ways', async () => {
-    const { page, problems } = await browser.open();
-    await signInByPaste(page, `${server.url}/dashboard`, tokenOf(alice), WAIT);
+    const { page, problems } = await dash.signIn(alice);
     await page.locator('[data-testid="session-row"]').first().waitFor(WAIT);
-    await page.goto(`${server.url}/dashboard#/sessions/${sessionId}`);
+    await page.goto(`${dash.server.url}/dashboard#/sessions/${sessionId}`);
     const firstTurn = page.locator(`[data-testid="turn-row"][data-turn-id="${turnIds[0]}"]`);
     await firstTurn.waitFor(WAIT);
     expect(await page.locator('[data-testid="fork-lineage"]').count()).toBe(0);

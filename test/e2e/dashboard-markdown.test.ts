@@ -1,17 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Caller } from '../../src/domain/caller';
-import { issueToken } from '../../src/server/auth';
-import { launchBrowser, type TestBrowser } from '../support/browser';
-import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
-import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process';
+import { DASHBOARD_WAIT as WAIT, startDashboard, type DashboardFixture } from '../support/browser';
 import { describeWithBrowser } from '../support/services';
 import { alice, boss, EXECUTE } from '../support/testkit';
-
-const SECRET = 'e2e-dashboard-markdown-secret-e2e-dashb';
-const tokenOf = (c: Caller) => issueToken({ userId: c.userId, userName: c.userName, orgId: c.orgId, orgName: c.orgName, roles: [...c.roles] }, SECRET);
-const WAIT = { timeout: 20_000 };
 
 /** An answer a hostile page, or a model quoting one, might produce, with the Markdown a real answer has. */
 const ANSWER = [
@@ -30,54 +19,28 @@ const ANSWER = [
 ].join('\n');
 
 describeWithBrowser('Markdown answers in the dashboard in Chromium', () => {
-  let fake: FakeOpenAI;
-  let server: ServerProcess;
-  let dataDir: string;
-  let browser: TestBrowser;
+  let dash: DashboardFixture;
   let sessionId: string;
   let turnId: string;
 
-  async function gql<T>(caller: Caller, query: string, variables: Record<string, unknown> = {}): Promise<T> {
-    const res = await fetch(`${server.url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${tokenOf(caller)}` },
-      body: JSON.stringify({ query, variables }),
-    });
-    const body = (await res.json()) as { data?: T; errors?: unknown[] };
-    if (!body.data) throw new Error(JSON.stringify(body.errors));
-    return body.data;
-  }
-
   beforeAll(async () => {
-    fake = await startFakeOpenAI();
-    dataDir = mkdtempSync(join(tmpdir(), 'gw-e2e-dashboard-markdown-'));
-    server = await startServerProcess({ JWT_SECRET: SECRET, DATA_DIR: dataDir, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.url });
-    browser = await launchBrowser();
+    dash = await startDashboard({ name: 'dashboard-markdown', secret: 'e2e-dashboard-markdown-secret-e2e-dashb', openai: true });
     const agentContextId = (
-      await gql<{ upsertAgentContext: { id: string } }>(boss, 'mutation { upsertAgentContext(input: { name: "Backend", vectorCollection: "backend", defaultModel: "gpt-4.1-mini" }) { id } }')
+      await dash.gql<{ upsertAgentContext: { id: string } }>(boss, 'mutation { upsertAgentContext(input: { name: "Backend", vectorCollection: "backend", defaultModel: "gpt-4.1-mini" }) { id } }')
     ).upsertAgentContext.id;
-    fake.enqueue({ kind: 'text', chunks: [ANSWER] });
-    const { execute } = await gql<{ execute: { sessionId: string; turnId: string } }>(alice, EXECUTE, {
+    dash.openai.enqueue({ kind: 'text', chunks: [ANSWER] });
+    const { execute } = await dash.gql<{ execute: { sessionId: string; turnId: string } }>(alice, EXECUTE, {
       input: { agentContextId, instruction: 'How should **retries** back off? <b onmouseover="x()">hover</b>', sessionName: 'Markdown' },
     });
     ({ sessionId, turnId } = execute);
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    if (server) await stopServerProcess(server.child);
-    await fake?.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => dash?.close());
 
   it('renders code blocks, emphasis and safe links, and shows raw HTML as text that never runs', async () => {
-    const { page, problems } = await browser.open();
-    await page.goto(`${server.url}/dashboard`);
-    await page.locator('#token-input').waitFor(WAIT);
-    await page.fill('#token-input', tokenOf(alice));
-    await page.click('form.sign-in button[type="submit"]');
+    const { page, problems } = await dash.signIn(alice);
     await page.locator('[data-testid="session-row"]').first().waitFor(WAIT);
-    await page.goto(`${server.url}/dashboard#/sessions/${sessionId}`);
+    await page.goto(`${dash.server.url}/dashboard#/sessions/${sessionId}`);
     const row = page.locator(`[data-testid="turn-row"][data-turn-id="${turnId}"]`);
     await row.waitFor(WAIT);
     const [instruction, answer] = [row.locator('.markdown').nth(0), row.locator('.markdown').nth(1)];

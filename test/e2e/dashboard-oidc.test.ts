@@ -1,16 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { launchBrowser, type BrowserHistory } from '../support/browser';
+import { DASHBOARD_WAIT as WAIT, launchBrowser, startDashboard, type BrowserHistory, type DashboardFixture } from '../support/browser';
 import { newKey, startOpenIdProvider, type OpenIdProvider } from '../support/openid-provider';
-import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process';
+import type { ServerProcess } from '../support/server-process';
 import { describeWithBrowser } from '../support/services';
 
 // The dashboard signing in through a real OpenID Provider (oidc-provider) in Chromium:
 // authorization code + PKCE as a public client, the access token never in an address (issue 41).
 const AUDIENCE = 'https://gateway.test';
-const WAIT = { timeout: 20_000 };
 const TOKEN_KEY = 'agent-session-gateway.token';
 
 const freePort = () =>
@@ -23,8 +19,8 @@ const freePort = () =>
 
 describeWithBrowser('dashboard sign-in through an OpenID Provider, in Chromium', () => {
   let op: OpenIdProvider;
+  let dash: DashboardFixture;
   let server: ServerProcess;
-  let dataDir: string;
 
   beforeAll(async () => {
     const port = await freePort();
@@ -45,22 +41,25 @@ describeWithBrowser('dashboard sign-in through an OpenID Provider, in Chromium',
       accessTokenTtl: 75,
       accounts: { alice: { org: 'acme', orgName: 'Acme', name: 'Alice Liddell', roles: ['admin'] } },
     });
-    dataDir = mkdtempSync(join(tmpdir(), 'gw-e2e-dashboard-oidc-'));
-    server = await startServerProcess({
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      AUTH_ISSUER: op.issuer,
-      AUTH_AUDIENCE: AUDIENCE,
-      DASHBOARD_OIDC_CLIENT_ID: 'gateway-dashboard',
-      DASHBOARD_OIDC_SCOPE: 'openid profile api',
-      DASHBOARD_OIDC_AUTHORIZE_PARAMS: `resource=${AUDIENCE}`,
+    // No JWT_SECRET: the provider's tokens are the only ones accepted. The test's browser is its own (its history is read).
+    dash = await startDashboard({
+      name: 'dashboard-oidc',
+      browser: false,
+      env: {
+        PORT: String(port),
+        AUTH_ISSUER: op.issuer,
+        AUTH_AUDIENCE: AUDIENCE,
+        DASHBOARD_OIDC_CLIENT_ID: 'gateway-dashboard',
+        DASHBOARD_OIDC_SCOPE: 'openid profile api',
+        DASHBOARD_OIDC_AUTHORIZE_PARAMS: `resource=${AUDIENCE}`,
+      },
     });
+    server = dash.server;
   }, 60_000);
 
   afterAll(async () => {
-    if (server) await stopServerProcess(server.child);
+    await dash?.close();
     await op?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('signs in at the provider and back, keeps the access token out of every address and the history, renews it before expiry, and signs out at the provider', async () => {

@@ -1,55 +1,30 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Caller } from '../../src/domain/caller';
-import { issueToken } from '../../src/server/auth';
-import { launchBrowser, signInByPaste, type TestBrowser } from '../support/browser';
-import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process';
+import { DASHBOARD_WAIT as WAIT, startDashboard, type DashboardFixture } from '../support/browser';
 import { describeWithBrowser } from '../support/services';
 import { alice, boss } from '../support/testkit';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
-const SECRET = 'e2e-dashboard-hooks-secret-e2e-dashboard-0';
-const tokenOf = (c: Caller) => issueToken({ userId: c.userId, userName: c.userName, orgId: c.orgId, orgName: c.orgName, roles: [...c.roles] }, SECRET);
-const WAIT = { timeout: 20_000 };
-
 describeWithBrowser('the webhooks page of the dashboard in Chromium', () => {
-  let server: ServerProcess;
-  let dataDir: string;
-  let browser: TestBrowser;
+  let dash: DashboardFixture;
   let receiver: WebhookReceiver;
   let endpointId: string;
 
-  async function gql<T>(caller: Caller, query: string, variables: Record<string, unknown> = {}): Promise<T> {
-    const res = await fetch(`${server.url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${tokenOf(caller)}` },
-      body: JSON.stringify({ query, variables }),
-    });
-    const body = (await res.json()) as { data?: T; errors?: unknown[] };
-    if (!body.data) throw new Error(JSON.stringify(body.errors));
-    return body.data;
-  }
   const deliveryStatuses = async () =>
     (
-      await gql<{ webhookDeliveries: { edges: { node: { id: string; status: string } }[] } }>(boss, 'query Q($id: ID!) { webhookDeliveries(endpointId: $id) { edges { node { id status } } } }', {
+      await dash.gql<{ webhookDeliveries: { edges: { node: { id: string; status: string } }[] } }>(boss, 'query Q($id: ID!) { webhookDeliveries(endpointId: $id) { edges { node { id status } } } }', {
         id: endpointId,
       })
     ).webhookDeliveries.edges.map((e) => e.node);
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'gw-e2e-dashboard-hooks-'));
     receiver = await startWebhookReceiver();
-    server = await startServerProcess({
-      JWT_SECRET: SECRET,
-      DATA_DIR: dataDir,
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-      WEBHOOK_POLL_INTERVAL_MS: '100',
+    dash = await startDashboard({
+      name: 'dashboard-hooks',
+      secret: 'e2e-dashboard-hooks-secret-e2e-dashboard-0',
+      env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_POLL_INTERVAL_MS: '100' },
     });
-    browser = await launchBrowser();
-    const agentContextId = (await gql<{ upsertAgentContext: { id: string } }>(boss, 'mutation { upsertAgentContext(input: { name: "Backend", vectorCollection: "backend", defaultModel: "gpt-4.1-mini" }) { id } }'))
+    const agentContextId = (await dash.gql<{ upsertAgentContext: { id: string } }>(boss, 'mutation { upsertAgentContext(input: { name: "Backend", vectorCollection: "backend", defaultModel: "gpt-4.1-mini" }) { id } }'))
       .upsertAgentContext.id;
-    const created = await gql<{ createWebhookEndpoint: { secret: string; endpoint: { id: string } } }>(
+    const created = await dash.gql<{ createWebhookEndpoint: { secret: string; endpoint: { id: string } } }>(
       boss,
       'mutation C($url: String!) { createWebhookEndpoint(input: { url: $url, events: [TURN_COMPLETED], description: "CI bot" }) { secret endpoint { id } } }',
       { url: receiver.url },
@@ -58,7 +33,7 @@ describeWithBrowser('the webhooks page of the dashboard in Chromium', () => {
     endpointId = created.createWebhookEndpoint.endpoint.id;
     // The receiver turns the first delivery down for good (400): it is FAILED until redelivered.
     receiver.enqueue({ status: 400, body: 'not today' });
-    await gql(alice, 'mutation E($input: AgentExecuteInput!) { execute(input: $input) { __typename } }', { input: { agentContextId, instruction: 'Hello hooks' } });
+    await dash.gql(alice, 'mutation E($input: AgentExecuteInput!) { execute(input: $input) { __typename } }', { input: { agentContextId, instruction: 'Hello hooks' } });
     const deadline = Date.now() + WAIT.timeout;
     while ((await deliveryStatuses())[0]?.status !== 'FAILED') {
       if (Date.now() > deadline) throw new Error('the delivery did not fail');
@@ -67,15 +42,12 @@ describeWithBrowser('the webhooks page of the dashboard in Chromium', () => {
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
-    if (server) await stopServerProcess(server.child);
+    await dash?.close();
     await receiver?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('lists the endpoints with their deliveries for an admin, and redelivers a failed one', async () => {
-    const { page, problems } = await browser.open();
-    await signInByPaste(page, `${server.url}/dashboard`, tokenOf(boss), WAIT);
+    const { page, problems } = await dash.signIn(boss);
     await page.locator('nav a[data-page="webhooks"]').click(WAIT);
     const card = page.locator(`[data-testid="webhook-endpoint"][data-endpoint-id="${endpointId}"]`);
     await card.waitFor(WAIT);
@@ -102,11 +74,10 @@ describeWithBrowser('the webhooks page of the dashboard in Chromium', () => {
   });
 
   it('offers the page to admins only', async () => {
-    const { page, problems } = await browser.open();
-    await signInByPaste(page, `${server.url}/dashboard`, tokenOf(alice), WAIT);
+    const { page, problems } = await dash.signIn(alice);
     await page.locator('nav a[data-page="usage"]').waitFor(WAIT);
     expect(await page.locator('nav a[data-page="webhooks"]').count()).toBe(0);
-    await page.goto(`${server.url}/dashboard#/webhooks`);
+    await page.goto(`${dash.server.url}/dashboard#/webhooks`);
     await page.locator('.notice', { hasText: 'organisation admins' }).waitFor(WAIT);
     expect(problems).toEqual([]);
   });

@@ -1,20 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import jwt from 'jsonwebtoken';
 import type { Caller } from '../../src/domain/caller';
-import { issueToken } from '../../src/server/auth';
 import type { Page } from 'playwright-core';
-import { launchBrowser, type BrowserHistory, type TestBrowser, type WatchedPage } from '../support/browser';
-import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
-import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process';
+import { DASHBOARD_WAIT as WAIT, launchBrowser, startDashboard, type BrowserHistory, type DashboardFixture, type WatchedPage } from '../support/browser';
 import { describeWithBrowser } from '../support/services';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { alice, bob, boss, EXECUTE, EXECUTE_ASYNC } from '../support/testkit';
 
 const SECRET = 'e2e-dashboard-secret-e2e-dashboard-secret-0';
-const tokenOf = (c: Caller) => issueToken({ userId: c.userId, userName: c.userName, orgId: c.orgId, orgName: c.orgName, roles: [...c.roles] }, SECRET);
-const WAIT = { timeout: 20_000 };
 
 interface SessionList {
   agentSessions: { totalCount: number; edges: { node: { id: string; lastTurnStatus: string | null } }[] };
@@ -22,29 +14,16 @@ interface SessionList {
 const LIST = `query L($filter: AgentSessionFilter) { agentSessions(first: 25, filter: $filter) { totalCount edges { node { id lastTurnStatus } } } }`;
 
 describeWithBrowser('the dashboard in Chromium', () => {
-  let fake: FakeOpenAI;
-  let server: ServerProcess;
-  let dataDir: string;
-  let browser: TestBrowser;
+  let dash: DashboardFixture;
   let agentContextId: string;
   const sessions: Record<'aliceOne' | 'aliceTwo' | 'bobPrivate' | 'bobPublic', string> = { aliceOne: '', aliceTwo: '', bobPrivate: '', bobPublic: '' };
 
-  async function gql<T>(caller: Caller, query: string, variables: Record<string, unknown> = {}): Promise<T> {
-    const res = await fetch(`${server.url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${tokenOf(caller)}` },
-      body: JSON.stringify({ query, variables }),
-    });
-    const body = (await res.json()) as { data?: T; errors?: unknown[] };
-    if (!body.data) throw new Error(JSON.stringify(body.errors));
-    return body.data;
-  }
   const execute = async (caller: Caller, input: Record<string, unknown>) =>
-    (await gql<{ execute: { sessionId: string; turnId: string } }>(caller, EXECUTE, { input: { agentContextId, ...input } })).execute;
+    (await dash.gql<{ execute: { sessionId: string; turnId: string } }>(caller, EXECUTE, { input: { agentContextId, ...input } })).execute;
   const executeAsync = async (caller: Caller, input: Record<string, unknown>) =>
-    (await gql<{ executeAsync: { sessionId: string; turnId: string } }>(caller, EXECUTE_ASYNC, { input: { agentContextId, ...input } })).executeAsync;
+    (await dash.gql<{ executeAsync: { sessionId: string; turnId: string } }>(caller, EXECUTE_ASYNC, { input: { agentContextId, ...input } })).executeAsync;
   const turnStatus = async (caller: Caller, sessionId: string, turnId: string) =>
-    (await gql<{ agentSessionTurn: { status: string } }>(caller, 'query T($s: ID!, $t: ID!) { agentSessionTurn(sessionId: $s, turnId: $t) { status } }', { s: sessionId, t: turnId }))
+    (await dash.gql<{ agentSessionTurn: { status: string } }>(caller, 'query T($s: ID!, $t: ID!) { agentSessionTurn(sessionId: $s, turnId: $t) { status } }', { s: sessionId, t: turnId }))
       .agentSessionTurn.status;
 
   /** Pastes `token` into the sign-in form of a page that shows it. */
@@ -56,9 +35,7 @@ describeWithBrowser('the dashboard in Chromium', () => {
 
   /** A new tab signed in as `caller` through the sign-in form, showing the Sessions page. */
   async function signIn(caller: Caller, viewport?: { width: number; height: number }): Promise<WatchedPage> {
-    const watched = await browser.open(viewport);
-    await watched.page.goto(`${server.url}/dashboard`);
-    await paste(watched.page, tokenOf(caller));
+    const watched = await dash.signIn(caller, viewport);
     await watched.page.locator('[data-testid="session-row"]').first().waitFor(WAIT);
     return watched;
   }
@@ -82,41 +59,33 @@ describeWithBrowser('the dashboard in Chromium', () => {
     until(`${selector} to read "${text}"`, async () => (await texts(w, selector))[0] === text);
 
   beforeAll(async () => {
-    fake = await startFakeOpenAI();
-    dataDir = mkdtempSync(join(tmpdir(), 'gw-e2e-dashboard-'));
-    server = await startServerProcess({ JWT_SECRET: SECRET, DATA_DIR: dataDir, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.url });
-    browser = await launchBrowser();
+    dash = await startDashboard({ name: 'dashboard', secret: SECRET, openai: true });
     agentContextId = (
-      await gql<{ upsertAgentContext: { id: string } }>(boss, 'mutation { upsertAgentContext(input: { name: "Backend", vectorCollection: "backend", defaultModel: "gpt-4.1-mini" }) { id } }')
+      await dash.gql<{ upsertAgentContext: { id: string } }>(boss, 'mutation { upsertAgentContext(input: { name: "Backend", vectorCollection: "backend", defaultModel: "gpt-4.1-mini" }) { id } }')
     ).upsertAgentContext.id;
     sessions.aliceOne = (await execute(alice, { instruction: 'First question of alice', sessionName: 'alice one' })).sessionId;
     sessions.bobPrivate = (await execute(bob, { instruction: 'Private work of bob', sessionName: 'bob private' })).sessionId;
     sessions.bobPublic = (await execute(bob, { instruction: 'Public work of bob', sessionName: 'bob public' })).sessionId;
-    await gql(bob, 'mutation M($id: ID!) { updateAgentSession(id: $id, patch: { isPublic: true }) { id } }', { id: sessions.bobPublic });
+    await dash.gql(bob, 'mutation M($id: ID!) { updateAgentSession(id: $id, patch: { isPublic: true }) { id } }', { id: sessions.bobPublic });
     // alice joins bob's public session by adding a turn to it.
     await execute(alice, { sessionId: sessions.bobPublic, instruction: 'alice chimes in' });
     sessions.aliceTwo = (await execute(alice, { instruction: 'Second question of alice', sessionName: 'alice two' })).sessionId;
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    if (server) await stopServerProcess(server.child);
-    await fake?.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => dash?.close());
 
   it('signs in with a pasted token kept in the tab, and never puts it in an address: Chromium\'s history holds none', async () => {
     // A browser of its own, so its history holds this test's visits only.
     const own = await launchBrowser();
-    const token = tokenOf(alice);
-    const sessionUrl = `${server.url}/dashboard#/sessions/${sessions.aliceOne}`;
+    const token = dash.tokenOf(alice);
+    const sessionUrl = `${dash.server.url}/dashboard#/sessions/${sessions.aliceOne}`;
     const decoy = `decoy-${Date.now()}`;
     const requested: string[] = [];
     let history: BrowserHistory;
     try {
       const watched = await own.open();
       watched.page.on('request', (request) => requested.push(request.url()));
-      await watched.page.goto(`${server.url}/dashboard`);
+      await watched.page.goto(`${dash.server.url}/dashboard`);
       await paste(watched.page, token);
       await watched.page.locator('[data-testid="session-row"]').first().waitFor(WAIT);
       expect(await watched.page.evaluate('sessionStorage.getItem("agent-session-gateway.token")')).toBe(token);
@@ -130,7 +99,7 @@ describeWithBrowser('the dashboard in Chromium', () => {
       await watched.page.locator('[data-testid="turn-row"]').first().waitFor(WAIT);
       expect(await watched.page.textContent('.who')).toContain('Name of alice');
       // What the history would show of a token in an address: Chromium records it although the page replaces it at once.
-      await watched.page.goto(`${server.url}/dashboard#token=${decoy}`);
+      await watched.page.goto(`${dash.server.url}/dashboard#token=${decoy}`);
       await until('the decoy to leave the address', async () => new URL(watched.page.url()).hash === '#/sessions');
       expect(watched.problems).toEqual([]);
     } finally {
@@ -139,9 +108,9 @@ describeWithBrowser('the dashboard in Chromium', () => {
     expect(requested.length).toBeGreaterThan(0);
     expect(requested.filter((url) => url.includes(token))).toEqual([]);
     // The control: the history does record the addresses, fragments included.
-    expect(history.urls).toEqual(expect.arrayContaining([`${server.url}/dashboard`, `${server.url}/dashboard#/usage`, sessionUrl]));
+    expect(history.urls).toEqual(expect.arrayContaining([`${dash.server.url}/dashboard`, `${dash.server.url}/dashboard#/usage`, sessionUrl]));
     expect(history.contains(sessions.aliceOne)).toBe(true);
-    expect(history.urls).toContain(`${server.url}/dashboard#token=${decoy}`);
+    expect(history.urls).toContain(`${dash.server.url}/dashboard#token=${decoy}`);
     // And no part of the token: not whole, not its signature.
     const signature = token.split('.')[2]!;
     expect(history.urls.filter((url) => url.includes(signature))).toEqual([]);
@@ -149,9 +118,9 @@ describeWithBrowser('the dashboard in Chromium', () => {
   });
 
   it('never signs in from a token in the address: it takes it out and asks for it to be pasted', async () => {
-    const { page, problems } = await browser.open();
-    const bobs = tokenOf(bob);
-    await page.goto(`${server.url}/dashboard#token=${bobs}`);
+    const { page, problems } = await dash.browser.open();
+    const bobs = dash.tokenOf(bob);
+    await page.goto(`${dash.server.url}/dashboard#token=${bobs}`);
     await page.locator('#sign-in-message', { hasText: 'not used' }).waitFor(WAIT);
     expect(new URL(page.url()).hash).toBe('#/sessions');
     expect(await page.evaluate('sessionStorage.getItem("agent-session-gateway.token")')).toBeNull();
@@ -159,7 +128,7 @@ describeWithBrowser('the dashboard in Chromium', () => {
     await page.locator('[data-testid="session-row"]').first().waitFor(WAIT);
     expect(await page.textContent('.who')).toContain('Name of bob');
     // A link with another token opened in the signed-in tab changes nothing either.
-    await page.goto(`${server.url}/dashboard#token=${tokenOf(alice)}`);
+    await page.goto(`${dash.server.url}/dashboard#token=${dash.tokenOf(alice)}`);
     await until('the token to leave the address', async () => new URL(page.url()).hash === '#/sessions');
     expect(await page.textContent('.who')).toContain('Name of bob');
     expect(await page.evaluate('sessionStorage.getItem("agent-session-gateway.token")')).toBe(bobs);
@@ -167,8 +136,8 @@ describeWithBrowser('the dashboard in Chromium', () => {
   });
 
   it('explains why a pasted token cannot be used, and signs in with a good one', async () => {
-    const { page, problems } = await browser.open();
-    await page.goto(`${server.url}/dashboard`);
+    const { page, problems } = await dash.browser.open();
+    await page.goto(`${dash.server.url}/dashboard`);
     const signInWith = async (token: string) => {
       await page.fill('#token-input', token);
       await page.click('form.sign-in button[type="submit"]');
@@ -184,7 +153,7 @@ describeWithBrowser('the dashboard in Chromium', () => {
     expect(problems.length).toBeGreaterThan(0);
     expect(problems.every((p) => p.includes('401'))).toBe(true);
     problems.length = 0;
-    await signInWith(`Bearer ${tokenOf(bob)}`);
+    await signInWith(`Bearer ${dash.tokenOf(bob)}`);
     await page.locator('[data-testid="session-row"]').first().waitFor(WAIT);
     expect(await page.textContent('.who')).toContain('Name of bob');
     expect(problems).toEqual([]);
@@ -192,7 +161,7 @@ describeWithBrowser('the dashboard in Chromium', () => {
 
   it('shows a non-admin exactly the sessions and total the API shows them', async () => {
     const watched = await signIn(alice);
-    const api = await gql<SessionList>(alice, LIST);
+    const api = await dash.gql<SessionList>(alice, LIST);
     expect(api.agentSessions.edges.map((e) => e.node.id)).not.toContain(sessions.bobPrivate);
     expect(await rowIds(watched)).toEqual(api.agentSessions.edges.map((e) => e.node.id));
     expect(await shownTotal(watched)).toBe(api.agentSessions.totalCount);
@@ -204,8 +173,8 @@ describeWithBrowser('the dashboard in Chromium', () => {
 
   it('filters by participant exactly as the API does (Enter applies the filter)', async () => {
     const watched = await signIn(boss);
-    const everything = await gql<SessionList>(boss, LIST);
-    const api = await gql<SessionList>(boss, LIST, { filter: { participantId: alice.userId } });
+    const everything = await dash.gql<SessionList>(boss, LIST);
+    const api = await dash.gql<SessionList>(boss, LIST, { filter: { participantId: alice.userId } });
     expect(api.agentSessions.totalCount).toBeLessThan(everything.agentSessions.totalCount);
     await watched.page.fill('[data-testid="participant-filter"]', alice.userId);
     await watched.page.press('[data-testid="participant-filter"]', 'Enter');
@@ -221,7 +190,7 @@ describeWithBrowser('the dashboard in Chromium', () => {
     await watched.page.evaluate('window.stillTheSamePage = true');
     const before = await shownTotal(watched);
     await watched.page.locator('.live', { hasText: 'Live' }).waitFor(WAIT);
-    fake.enqueue({ kind: 'text', chunks: ['slowly ', 'but ', 'surely ', 'done.'], delayMs: 400 });
+    dash.openai.enqueue({ kind: 'text', chunks: ['slowly ', 'but ', 'surely ', 'done.'], delayMs: 400 });
     await executeAsync(bob, { sessionId: sessions.bobPrivate, instruction: 'Take your time' });
     await rowStatus(watched, sessions.bobPrivate).filter({ hasText: 'PENDING' }).waitFor(WAIT);
     await rowStatus(watched, sessions.bobPrivate).filter({ hasText: 'COMPLETED' }).waitFor(WAIT);
@@ -235,16 +204,16 @@ describeWithBrowser('the dashboard in Chromium', () => {
 
   it('catches up after a dropped connection: what changed meanwhile shows up once it is back', async () => {
     // The browser reaches the gateway only through a proxy the test can cut.
-    const proxy = await startTcpProxy('127.0.0.1', Number(new URL(server.url).port));
+    const proxy = await startTcpProxy('127.0.0.1', Number(new URL(dash.server.url).port));
     try {
-      const watched = await browser.open();
+      const watched = await dash.browser.open();
       await watched.page.goto(`http://127.0.0.1:${proxy.port}/dashboard`);
-      await paste(watched.page, tokenOf(boss));
+      await paste(watched.page, dash.tokenOf(boss));
       await watched.page.locator('.live[data-state="connected"]').waitFor(WAIT);
       const before = await shownTotal(watched);
       proxy.cut();
       await watched.page.locator('.live[data-state="disconnected"]').waitFor(WAIT);
-      fake.enqueue({ kind: 'failed', message: 'the model gave up' });
+      dash.openai.enqueue({ kind: 'failed', message: 'the model gave up' });
       const failing = await executeAsync(bob, { sessionId: sessions.bobPublic, instruction: 'Fail while nobody watches' });
       await until('the turn to fail', async () => (await turnStatus(bob, sessions.bobPublic, failing.turnId)) === 'FAILED');
       const fresh = await executeAsync(bob, { instruction: 'Made while nobody watches', sessionName: 'made offline' });
@@ -264,7 +233,7 @@ describeWithBrowser('the dashboard in Chromium', () => {
     await watched.page.click(`[data-session-id="${sessions.aliceOne}"] a`);
     await watched.page.locator('[data-testid="turn-row"]').first().waitFor(WAIT);
     const pieces = ['The limiter ', 'lives in ', 'src/server/limits.ts ', 'and reads ', 'RATE_LIMIT_BURST.'];
-    fake.enqueue({ kind: 'text', chunks: pieces, delayMs: 300 });
+    dash.openai.enqueue({ kind: 'text', chunks: pieces, delayMs: 300 });
     await watched.page.fill('#instruction', 'Where is the rate limiter?');
     await watched.page.click('form.send button[type="submit"]');
     const lastStatus = async () => (await texts(watched, '[data-testid="turn-row"] [data-testid="turn-status"]')).at(-1);
@@ -282,9 +251,9 @@ describeWithBrowser('the dashboard in Chromium', () => {
 
   it('cancels a PENDING turn from its row', async () => {
     const watched = await signIn(alice);
-    await watched.page.goto(`${server.url}/dashboard#/sessions/${sessions.aliceTwo}`);
+    await watched.page.goto(`${dash.server.url}/dashboard#/sessions/${sessions.aliceTwo}`);
     await watched.page.locator('[data-testid="turn-row"]').first().waitFor(WAIT);
-    fake.enqueue({ kind: 'hang' });
+    dash.openai.enqueue({ kind: 'hang' });
     const { turnId } = await executeAsync(alice, { sessionId: sessions.aliceTwo, instruction: 'This will never be answered' });
     await turnRowStatus(watched, turnId).filter({ hasText: 'PENDING' }).waitFor(WAIT);
     await watched.page.click(`[data-testid="turn-row"][data-turn-id="${turnId}"] button.danger`);
@@ -296,11 +265,11 @@ describeWithBrowser('the dashboard in Chromium', () => {
 
   it('opens the full answer of a turn, fetched with the token', async () => {
     const watched = await signIn(alice);
-    await watched.page.goto(`${server.url}/dashboard#/sessions/${sessions.aliceOne}`);
+    await watched.page.goto(`${dash.server.url}/dashboard#/sessions/${sessions.aliceOne}`);
     const first = watched.page.locator('[data-testid="turn-row"]').first();
     await first.waitFor(WAIT);
     const href = await first.locator('a.full-link', { hasText: 'Full answer' }).getAttribute('href');
-    const expected = await (await fetch(`${server.url}${href}`, { headers: { authorization: `Bearer ${tokenOf(alice)}` } })).text();
+    const expected = await (await fetch(`${dash.server.url}${href}`, { headers: { authorization: `Bearer ${dash.tokenOf(alice)}` } })).text();
     expect(expected.length).toBeGreaterThan(0);
     await first.locator('a.full-link', { hasText: 'Full answer' }).click();
     await textBecomes(watched, 'dialog[open] pre', expected);
@@ -309,10 +278,10 @@ describeWithBrowser('the dashboard in Chromium', () => {
 
   it('lists the files a turn wrote and its tool calls, and opens a file with the token', async () => {
     const watched = await signIn(alice);
-    await watched.page.goto(`${server.url}/dashboard#/sessions/${sessions.aliceTwo}`);
+    await watched.page.goto(`${dash.server.url}/dashboard#/sessions/${sessions.aliceTwo}`);
     await watched.page.locator('[data-testid="turn-row"]').first().waitFor(WAIT);
     const plan = '# Plan\n\n1. Measure.\n2. Fix.\n';
-    fake.enqueue(
+    dash.openai.enqueue(
       { kind: 'tool_calls', calls: [{ name: 'write_file', arguments: JSON.stringify({ path: 'docs/plan.md', content: plan }) }] },
       { kind: 'text', chunks: ['The plan is in docs/plan.md.'] },
     );
@@ -335,7 +304,7 @@ describeWithBrowser('the dashboard in Chromium', () => {
     await watched.page.click('nav a[data-page="usage"]');
     const chart = watched.page.locator('svg[data-testid="usage-chart"]');
     await chart.waitFor(WAIT);
-    const { usageByDay } = await gql<{ usageByDay: { days: { completedTurns: number; failedTurns: number; cancelledTurns: number; pendingTurns: number }[] } }>(
+    const { usageByDay } = await dash.gql<{ usageByDay: { days: { completedTurns: number; failedTurns: number; cancelledTurns: number; pendingTurns: number }[] } }>(
       boss,
       '{ usageByDay { days { completedTurns failedTurns cancelledTurns pendingTurns } } }',
     );
@@ -354,7 +323,7 @@ describeWithBrowser('the dashboard in Chromium', () => {
     await watched.page.click('nav a[data-page="usage"]');
     await watched.page.locator('svg[data-testid="usage-chart"]').waitFor(WAIT);
     expect(await overflow()).toBeLessThanOrEqual(0);
-    await watched.page.goto(`${server.url}/dashboard#/sessions/${sessions.aliceOne}`);
+    await watched.page.goto(`${dash.server.url}/dashboard#/sessions/${sessions.aliceOne}`);
     await watched.page.locator('[data-testid="turn-row"]').first().waitFor(WAIT);
     expect(await overflow()).toBeLessThanOrEqual(0);
     expect(watched.problems).toEqual([]);

@@ -5,22 +5,11 @@ import { join } from 'node:path';
 import { issueToken } from '../../src/server/auth';
 import { createMysqlDatabase, dropMysqlDatabase } from '../support/db';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
-import { startServerProcess } from '../support/server-process';
+import { postGraphQL as gql, startServerProcess } from '../support/server-process';
 import { describeWithMysql } from '../support/services';
 import { alice, boss, EXECUTE, EXECUTE_ASYNC, EXECUTE_SETUP, startGateway } from '../support/testkit';
 
 const SECRET = 'e2e-execute-secret-e2e-execute-secret-0123';
-
-async function gql<T>(url: string, token: string, query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const res = await fetch(`${url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = (await res.json()) as { data?: T; errors?: unknown[] };
-  if (!body.data) throw new Error(JSON.stringify(body.errors));
-  return body.data;
-}
 
 const tokenOf = (c: typeof alice) => issueToken({ userId: c.userId, userName: c.userName, orgId: c.orgId, orgName: c.orgName, roles: [...c.roles] }, SECRET);
 const AGENT = `mutation { upsertAgentContext(input: { name: "Backend", vectorCollection: "backend", defaultModel: "gpt-4.1-mini" }) { id } }`;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Caller } from '../../src/domain/caller';
 import { issueToken } from '../../src/server/auth';
 import { createMysqlDatabase, dropMysqlDatabase } from '../support/db';
-import { startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process';
+import { postGraphQL, startServerProcess, stopServerProcess, type ServerProcess } from '../support/server-process';
 import { describeWithMysql, describeWithRedis, redisUrl } from '../support/services';
 import { alice, bob, boss } from '../support/testkit/users';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver';
@@ -30,16 +30,8 @@ describeWithRedis('webhooks from gateway processes', () => {
     let receiver: WebhookReceiver;
     let agentContextId: string;
 
-    async function gql<T>(server: ServerProcess, caller: Caller, query: string, variables: Record<string, unknown> = {}): Promise<T> {
-      const res = await fetch(`${server.url}/graphql`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${tokenOf(caller)}` },
-        body: JSON.stringify({ query, variables }),
-      });
-      const body = (await res.json()) as { data?: T; errors?: unknown[] };
-      if (!body.data) throw new Error(JSON.stringify(body.errors));
-      return body.data;
-    }
+    const gql = <T>(server: ServerProcess, caller: Caller, query: string, variables: Record<string, unknown> = {}) =>
+      postGraphQL<T>(server.url, tokenOf(caller), query, variables);
     async function rest(server: ServerProcess, caller: Caller, instruction: string): Promise<{ sessionId: string; turnId: string }> {
       const res = await fetch(`${server.url}/api/ai/agent/execute`, {
         method: 'POST',

@@ -85,6 +85,55 @@ function perOrgSuite(open: TestDatabaseFactory): void {
     expect((await history.after({ orgId: 'globex' }, 1, 100)).map((e) => e.eventId)).toEqual([3, 5, 6]);
     expect(await history.latestId('initech')).toBe(5);
   });
+
+  it('goes down with events of two orgs under the same ids (one deployment-wide sequence again, each org in its order), and up again', async () => {
+    const mine = await sessions.createSession(alice, { name: 'acme', agentContextId: 'ac' });
+    const theirs = await sessions.createSession(globexUser, { name: 'globex', agentContextId: 'ac' });
+    for (let i = 0; i < 2; i++) await completeTurn(sessions, alice, mine.id, (await addTurn(sessions, alice, mine.id)).id);
+    await completeTurn(sessions, globexUser, theirs.id, (await addTurn(sessions, globexUser, theirs.id)).id);
+    // The pruner's work in both orgs: what is left starts above a gap, and numbering it from 1 again would move ids down.
+    await t.db.dataSource.query('DELETE FROM turn_events WHERE id = 1');
+    await t.db.dataSource.query('UPDATE org_event_counters SET pruned_id = 1');
+    const before = await eventsByOrg();
+    expect(before).toEqual({ acme: ['2:1:COMPLETED', '3:2:PENDING', '4:2:COMPLETED'], globex: ['2:1:COMPLETED'] });
+
+    await t.db.dataSource.undoLastMigration();
+    expect((await t.db.dataSource.query<{ name: string }[]>('SELECT name FROM migrations')).map((m) => m.name)).not.toContain(MIGRATION);
+    const down = await t.db.dataSource.query<{ id: number | string; org_id: string; sequence_number: number; status: string }[]>(
+      'SELECT id, org_id, sequence_number, status FROM turn_events ORDER BY id',
+    );
+    const ids = down.map((e) => Number(e.id));
+    expect(new Set(ids).size).toBe(4);
+    // Each org's events keep their order; none moves below the id it had (a client resuming from an old id sees an event again rather than misses one).
+    const withoutIds = (org: string) => before[org]!.map((e) => e.replace(/^\d+:/, ''));
+    for (const org of ['acme', 'globex']) {
+      const mineDown = down.filter((e) => e.org_id === org);
+      expect(mineDown.map((e) => `${e.sequence_number}:${e.status}`)).toEqual(withoutIds(org));
+      mineDown.forEach((e, i) => expect(Number(e.id)).toBeGreaterThanOrEqual(Number(before[org]![i]!.split(':')[0])));
+    }
+    // The old writer takes the counter's next value: it must be above every id kept.
+    const [counter] = await t.db.dataSource.query<{ value: number | string }[]>(`SELECT value FROM event_counters WHERE name = 'turn_events'`);
+    expect(Number(counter!.value)).toBeGreaterThanOrEqual(Math.max(...ids));
+
+    await t.db.dataSource.runMigrations();
+    const latest = Number(counter!.value);
+    for (const org of ['acme', 'globex']) {
+      expect(await history.latestId(org)).toBe(latest);
+      expect(await history.horizon(org)).toBe(1);
+      expect((await history.after({ orgId: org }, 0, 100)).map((e) => `${e.sequenceNumber}:${e.status}`)).toEqual(withoutIds(org));
+    }
+    await addTurn(sessions, globexUser, theirs.id);
+    expect(await history.latestId('globex')).toBe(latest + 1);
+  });
+
+  /** Each org's events as `id:sequence:status`, in id order. */
+  async function eventsByOrg(): Promise<Record<string, string[]>> {
+    const byOrg: Record<string, string[]> = {};
+    for (const org of ['acme', 'globex']) {
+      byOrg[org] = (await history.after({ orgId: org }, 0, 100)).map((e) => `${e.eventId}:${e.sequenceNumber}:${e.status}`);
+    }
+    return byOrg;
+  }
 }
 
 describe('event ids per org on embedded SQLite', () => perOrgSuite(sqliteTestDatabase));

@@ -51,3 +51,15 @@ export function stopServerProcess(child: ChildProcess): Promise<number | null> {
     child.kill('SIGTERM');
   });
 }
+
+/** A GraphQL operation posted to the gateway at `url` with `token`; throws with the errors when no data came back. */
+export async function postGraphQL<T>(url: string, token: string, query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const res = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await res.json()) as { data?: T; errors?: unknown[] };
+  if (!body.data) throw new Error(JSON.stringify(body.errors));
+  return body.data;
+}

@@ -18,7 +18,8 @@ const SECONDARY_INDEXES = [
  * here, so the migration costs one table rebuild of turn_events (online on MariaDB/MySQL:
  * ALGORITHM=INPLACE, LOCK=NONE; SQLite copies the table).
  *
- * `down` fails once two orgs have events with the same id (the old key cannot hold both).
+ * `down` gives the events back one deployment-wide sequence (renumberAcrossOrgs): the old key
+ * holds one event per id, and orgs numbered on their own share ids.
  */
 export class EventIdsPerOrg1765200000000 implements MigrationInterface {
   name = 'EventIdsPerOrg1765200000000';
@@ -46,15 +47,15 @@ export class EventIdsPerOrg1765200000000 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     const dialect = dialectOf(q.connection.options.type);
     const greatest = dialect === 'sqlite' ? 'MAX' : 'GREATEST';
-    for (const [name, column] of [
-      ['turn_events', 'last_id'],
-      ['turn_events_pruned', 'pruned_id'],
-    ] as const) {
-      await q.query(
-        `UPDATE event_counters SET value = ${greatest}(value, COALESCE((SELECT MAX(${column}) FROM org_event_counters), 0)) WHERE name = ?`,
-        [name],
-      );
-    }
+    await renumberAcrossOrgs(q, columnTypes(dialect));
+    // The old writer hands out the counter's next value: above every id handed out or kept.
+    await q.query(
+      `UPDATE event_counters SET value = ${greatest}(value, COALESCE((SELECT MAX(last_id) FROM org_event_counters), 0), COALESCE((SELECT MAX(id) FROM turn_events), 0))
+        WHERE name = 'turn_events'`,
+    );
+    await q.query(
+      `UPDATE event_counters SET value = ${greatest}(value, COALESCE((SELECT MAX(pruned_id) FROM org_event_counters), 0)) WHERE name = 'turn_events_pruned'`,
+    );
     if (dialect !== 'sqlite') {
       await q.query('ALTER TABLE turn_events DROP PRIMARY KEY, ADD PRIMARY KEY (id), ADD INDEX idx_events_org_id (org_id, id)');
     } else {
@@ -63,6 +64,36 @@ export class EventIdsPerOrg1765200000000 implements MigrationInterface {
     }
     await q.dropTable('org_event_counters');
   }
+}
+
+/**
+ * Gives every event an id of its own across orgs, in (id, org) order: each event takes its own
+ * id or, where an earlier one took that, the next free one above, so new = position +
+ * the running MAX(id - position). Each org's events keep their order, and none moves below its
+ * id: a client resuming from an id it was handed gets an event again rather than missing one.
+ * Events from before `up` (one sequence already) keep their ids. The moved ones step through
+ * negative ids, since every UPDATE checks the key row by row.
+ */
+async function renumberAcrossOrgs(q: QueryRunner, t: ReturnType<typeof columnTypes>): Promise<void> {
+  await q.dropTable('event_id_moves', true);
+  await q.createTable(
+    new Table({
+      name: 'event_id_moves',
+      columns: [
+        { name: 'org_id', type: 'varchar', length: '64', isNullable: false, isPrimary: true, ...t.exactId },
+        { name: 'old_id', type: 'bigint', isNullable: false, isPrimary: true },
+        { name: 'new_id', type: 'bigint', isNullable: false },
+      ],
+    }),
+  );
+  await q.query(`INSERT INTO event_id_moves (org_id, old_id, new_id)
+    SELECT org_id, old_id, new_id FROM (
+      SELECT org_id, id AS old_id, position + MAX(id - position) OVER (ORDER BY position ROWS UNBOUNDED PRECEDING) AS new_id
+        FROM (SELECT org_id, id, ROW_NUMBER() OVER (ORDER BY id, org_id) AS position FROM turn_events) numbered
+    ) renumbered WHERE new_id <> old_id`);
+  await q.query('UPDATE turn_events SET id = -id WHERE EXISTS (SELECT 1 FROM event_id_moves m WHERE m.org_id = turn_events.org_id AND m.old_id = turn_events.id)');
+  await q.query('UPDATE turn_events SET id = (SELECT new_id FROM event_id_moves m WHERE m.org_id = turn_events.org_id AND m.old_id = -turn_events.id) WHERE id < 0');
+  await q.dropTable('event_id_moves');
 }
 
 /** SQLite cannot change a primary key in place: the table is copied into one keyed by `key` (in that order). */
