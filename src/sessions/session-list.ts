@@ -8,7 +8,7 @@ import type { SqlValue } from '../persistence/sql';
 import { booleanOf, dateOf } from './raw-values';
 import { boundCondition, cursorOf, indexFor, keyColumn, keysetCondition, oppositeOf, orderBy, sessionsFrom, type Side } from './session-keyset';
 import { filterConditions, memberTest, paramsOf, rangeConditions, whereOf, type Condition } from './session-query';
-import { hitOf, isSearch, matchesFrom, SEARCH_COUNT_CAP, SEARCH_COUNT_ROWS, SEARCH_PROBE_ROWS, SEARCH_WALK_ROWS } from './session-search';
+import { hitOf, isSearch, matchesFrom, SEARCH_COUNT_CAP, SEARCH_COUNT_ROWS, SEARCH_PROBE_ROWS, SEARCH_WALK_ROWS, textCollationOf, type TextCollation } from './session-search';
 import type { ListOptions, SessionPage, SessionSummaryRecord } from './session-store.port';
 import type { SessionEntities } from './session.entities';
 
@@ -145,6 +145,7 @@ export function searchWalk(
   page: ListPageRequest,
   names: boolean,
   limits: SearchWalkLimits,
+  collation: TextCollation = 'general',
 ): {
   /** The bound of the page's walk: no row, the range ends sooner. */
   readonly bound: ListStatement;
@@ -158,7 +159,7 @@ export function searchWalk(
   const range = rangeConditions(caller, filter);
   const member = memberTest(caller);
   // The session's own test before the member's, which reads a participant row.
-  const tested = [hitOf(dialect, filter), ...(member === null ? [] : [member])];
+  const tested = [hitOf(dialect, filter, collation), ...(member === null ? [] : [member])];
   const from = sessionsFrom(dialect, indexFor(order, { ...filter, search: null }));
   const paged = cursor === null ? range : [...range, keysetCondition(order, cursor, side, false)];
   const ordered = orderBy(order, backward);
@@ -274,6 +275,7 @@ export function readList(
   page: ListPageRequest,
   names: boolean,
   limits: SearchWalkLimits = SEARCH_LIMITS,
+  collation: TextCollation = 'general',
 ): {
   readonly size: number;
   readonly backward: boolean;
@@ -300,7 +302,7 @@ export function readList(
       count: () => (counted ??= total()),
     };
   }
-  const walk = searchWalk(dialect, caller, filter, order, page, names, limits);
+  const walk = searchWalk(dialect, caller, filter, order, page, names, limits, collation);
   // No bound row: the range ends within the walk, which is then the whole answer.
   const boundOf = (s: ListStatement, rows: number) => (rows === 0 ? Promise.resolve(undefined) : run<BoundRow>(s).then((r) => r[0] ?? null));
   const bound = boundOf(walk.bound, limits.rows);
@@ -336,9 +338,12 @@ export class SessionList {
     private readonly limits: SearchWalkLimits = SEARCH_LIMITS,
   ) {}
 
+  private collation: Promise<TextCollation> | null = null;
+
   async list(caller: Caller, filter: SessionFilter, order: SessionOrder, page: ListPageRequest, options: ListOptions): Promise<SessionPage> {
     const names = options.withContextNames === true;
-    const reads = readList((s) => this.query(s), this.db.dialect, caller, filter, order, page, names, this.limits);
+    const collation = isSearch(filter) && this.db.dialect !== 'sqlite' ? await this.textCollation() : 'general';
+    const reads = readList((s) => this.query(s), this.db.dialect, caller, filter, order, page, names, this.limits, collation);
     const { size, backward, exact, cap } = reads;
     // The count at once when it is wanted anyway: one round trip of waiting, not two.
     if (options.withTotalCount) void reads.count().catch(() => undefined);
@@ -354,6 +359,20 @@ export class SessionList {
       totalCount: async () => (exact ? await reads.count() : Math.min(await reads.count(), cap)),
       countIsLowerBound: async () => !exact && (await reads.count()) > cap,
     };
+  }
+
+  /** The search table's collation, read once (the walk tests words as it compares them). */
+  private textCollation(): Promise<TextCollation> {
+    this.collation ??= this.db
+      .read<{ c: string | null }>(
+        "SELECT COLLATION_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'agent_session_search' AND COLUMN_NAME = 'body'",
+      )
+      .then((rows) => textCollationOf(rows[0]?.c ?? null))
+      .catch((e: unknown) => {
+        this.collation = null;
+        throw e;
+      });
+    return this.collation;
   }
 
   /** A plain read (Database.read): on MySQL the page and the count share one round trip, on SQLite they run off the main thread. */

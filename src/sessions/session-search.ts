@@ -62,12 +62,12 @@ export function matchesFrom(dialect: Dialect, filter: SessionFilter): Condition 
 /**
  * The search tested on one walked session `s`, 1 or 0. MySQL/MariaDB: `REGEXP` on the name and
  * description, each word at the start of a word as InnoDB's parser cuts them (letters, digits
- * and `_`; `'` separates), its letters with the accented forms utf8mb4_general_ci takes for
- * them: InnoDB evaluates `MATCH` only through the index, for all matches at once. SQLite: the
+ * and `_`; `'` separates), its letters with the accented forms the table's collation takes
+ * for them: InnoDB evaluates `MATCH` only through the index, for all matches at once. SQLite: the
  * session's index row (SessionSearchRows1765300000000) among the matches' rowids, which FTS5
  * reads from its index alone (~0.2 µs a match).
  */
-export function hitOf(dialect: Dialect, filter: SessionFilter): Condition {
+export function hitOf(dialect: Dialect, filter: SessionFilter, collation: TextCollation = 'general'): Condition {
   const words = searchWords(filter.search ?? '');
   if (dialect === 'sqlite') {
     return {
@@ -79,7 +79,7 @@ export function hitOf(dialect: Dialect, filter: SessionFilter): Condition {
   }
   const params: Record<string, string> = {};
   const sql = words.map((word, i) => {
-    params[`searchWord${i}`] = wordPattern(word);
+    params[`searchWord${i}`] = wordPattern(word, collation);
     return `(s.name REGEXP :searchWord${i} OR COALESCE(s.description, '') REGEXP :searchWord${i})`;
   });
   return { sql: `(${sql.join(' AND ')})`, params };
@@ -88,33 +88,62 @@ export function hitOf(dialect: Dialect, filter: SessionFilter): Condition {
 /** Every word a prefix, all of them (FTS5's query language; the words carry no operator). */
 const ftsQuery = (words: readonly string[]): string => words.map((w) => `"${w}"*`).join(' AND ');
 
+/**
+ * How the search table's text compares on MySQL/MariaDB: its column's collation, the database's
+ * default when the table was made. `general`: utf8mb4_general_ci; `uca`: the Unicode ones
+ * (utf8mb4_unicode_ci, …), which take "ß" for "ss" and tell "ı" from "i".
+ */
+export type TextCollation = 'general' | 'uca';
+
+export const textCollationOf = (name: string | null): TextCollation => (name !== null && /_general_/.test(name) ? 'general' : 'uca');
+
 /** A word (folded, letters and digits: searchWords) at the start of a word, for MariaDB's PCRE. */
-export function wordPattern(word: string): string {
-  const letters = [...word].map((c) => {
-    const folded = GENERAL_CI_EXTRA[c] ?? c;
-    const forms = ACCENTED.get(folded);
-    return forms === undefined ? folded : `[${folded}${forms}]`;
-  });
-  return `(?i)(?<![\\p{L}\\p{N}_])${letters.join('')}`;
+export function wordPattern(word: string, collation: TextCollation = 'general'): string {
+  const chars = [...word];
+  let letters = '';
+  for (let i = 0; i < chars.length; i++) {
+    const c = chars[i] as string;
+    if (collation === 'uca' && (c === 'ß' || (c === 's' && (chars[i + 1] === 's' || i === chars.length - 1)))) {
+      // "ß" is "ss" there: "strasse" and "stras" find "Straße", "straße" finds "Strasse".
+      const pair = c === 'ß' || chars[i + 1] === 's';
+      letters += `(?:${letterPattern('s', collation)}${pair ? letterPattern('s', collation) : ''}|(?-i:ß))`;
+      if (c === 's' && pair) i++;
+      continue;
+    }
+    letters += letterPattern(c, collation);
+  }
+  return `(?i)(?<![\\p{L}\\p{N}_])${letters}`;
 }
 
-/** Letters utf8mb4_general_ci equates with a Latin letter without being its accented form. */
-const GENERAL_CI_EXTRA: Readonly<Record<string, string>> = { ı: 'i', ß: 's', ſ: 's', ẛ: 's' };
+/** One letter of a word, with the forms the collation takes for it. */
+export function letterPattern(c: string, collation: TextCollation): string {
+  const folded = SAME_AS[collation][c] ?? c;
+  const forms = ACCENTED[collation].get(folded);
+  // Case-sensitive inside: the forms hold both cases, and PCRE's caseless ß would take ẞ, which the collations do not.
+  return forms === undefined ? folded : `(?-i:[${folded}${folded.toUpperCase()}${forms}])`;
+}
+
+/** Letters a collation equates with a Latin letter without being its accented form. */
+const SAME_AS: Readonly<Record<TextCollation, Readonly<Record<string, string>>>> = {
+  general: { ı: 'i', ß: 's', ſ: 's', ẛ: 's' },
+  uca: { ſ: 's', ẛ: 's' },
+};
 
 /**
  * The accented forms of each Latin letter (Latin-1, Extended-A and -B, Extended Additional),
- * both cases: the letters utf8mb4_general_ci compares equal to it, checked against MariaDB in
+ * both cases: the letters the collation compares equal to it, checked against the server in
  * test/integration/session-search-paths.test.ts.
  */
-const ACCENTED: ReadonlyMap<string, string> = (() => {
+const ACCENTED: Readonly<Record<TextCollation, ReadonlyMap<string, string>>> = { general: accentedForms('general'), uca: accentedForms('uca') };
+
+function accentedForms(collation: TextCollation): ReadonlyMap<string, string> {
   const forms = new Map<string, string>();
-  const add = (base: string, form: string) => forms.set(base, (forms.get(base) ?? '') + form);
   for (const [from, to] of [[0xc0, 0x24f], [0x1e00, 0x1eff]] as const) {
     for (let cp = from; cp <= to; cp++) {
       const c = String.fromCodePoint(cp);
-      const base = GENERAL_CI_EXTRA[c] ?? c.normalize('NFD').replace(/\p{M}+/gu, '').toLowerCase();
-      if (/^[a-z]$/.test(base)) add(base, c);
+      const base = SAME_AS[collation][c] ?? c.normalize('NFD').replace(/\p{M}+/gu, '').toLowerCase();
+      if (/^[a-z]$/.test(base)) forms.set(base, (forms.get(base) ?? '') + c);
     }
   }
   return forms;
-})();
+}
