@@ -32,6 +32,7 @@ export const SEARCH_PROBE_ROWS = 100;
  */
 export const SEARCH_COUNT_CAP = 100;
 
+/** The newest sessions of the range a search's count walks (MySQL/MariaDB). */
 export const SEARCH_COUNT_ROWS = 10_000;
 
 export const isSearch = (filter: SessionFilter): boolean => filter.search != null && filter.search !== '';
@@ -60,7 +61,7 @@ export function matchesFrom(dialect: Dialect, filter: SessionFilter): Condition 
 }
 
 /**
- * The search tested on one walked session `s`, 1 or 0. MySQL/MariaDB: `REGEXP` on the name and
+ * The search as a condition on one walked session `s`. MySQL/MariaDB: `REGEXP` on the name and
  * description, each word at the start of a word as InnoDB's parser cuts them (letters, digits
  * and `_`; `'` separates), its letters with the accented forms the table's collation takes
  * for them: InnoDB evaluates `MATCH` only through the index, for all matches at once. SQLite: the
