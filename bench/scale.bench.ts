@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -10,9 +10,8 @@ import type { Caller } from '../src/domain/caller';
 import { encodeCursor } from '../src/domain/pagination';
 import type { SessionFilter } from '../src/domain/session';
 import { issueToken } from '../src/server/auth';
-import { listStatements, type ListStatement } from '../src/sessions/session-list';
+import { readList, type ListRunner, type ListStatement } from '../src/sessions/session-list';
 import { paramsOf } from '../src/sessions/session-query';
-import { isSearch, SEARCH_WALK_AT, searchPathOf, searchProbe } from '../src/sessions/session-search';
 import { BENCH_SECRET, gatewayEnv, startChild } from './bench-child';
 import { createBenchDatabase } from './bench-database';
 
@@ -28,10 +27,17 @@ import { createBenchDatabase } from './bench-database';
  *
  *   npm run bench:scale                                                    # embedded SQLite
  *   BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/test npm run bench:scale     # MySQL/MariaDB
+ *
+ * BENCH_SCALE_REUSE=<name> seeds into database <name>_<size> (or the data directory
+ * <tmpdir>/<name>-<size>) and keeps it: the next run with the same name finds the orgs seeded
+ * (the seed adds only what is missing) and starts measuring minutes sooner. BENCH_SCALE_ONLY
+ * (a case-insensitive part of a query's name) measures those queries alone.
  */
 const MYSQL = process.env.BENCH_MYSQL_URL ?? null;
 const SIZES = (process.env.BENCH_SCALE_SIZES ?? (MYSQL ? '1000,1000000' : '1000,200000')).split(',').map(Number);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 30);
+const REUSE = process.env.BENCH_SCALE_REUSE ?? null;
+const ONLY = process.env.BENCH_SCALE_ONLY?.toLowerCase() ?? null;
 const ROOT = resolve(__dirname, '..', '..');
 const SEED_CLI = join(__dirname, '..', 'src', 'cli', 'seed.js');
 
@@ -60,6 +66,10 @@ const QUERIES: readonly Query[] = [
   { name: 'updatedAfter 7 days + totalCount', who: ADMIN, filter: { updatedAfter: new Date(Date.now() - 7 * 24 * 3600 * 1000) }, count: true },
   { name: 'search "rate limiter" + totalCount', who: MEMBER, filter: { search: 'rate limiter' }, count: true },
   { name: `search for a rare word ("${RARE_WORD}") + totalCount`, who: MEMBER, filter: { search: RARE_WORD }, count: true },
+  { name: 'admin, search "rate limiter" + totalCount', who: ADMIN, filter: { search: 'rate limiter' }, count: true },
+  { name: `admin, search for a rare word ("${RARE_WORD}") + totalCount`, who: ADMIN, filter: { search: RARE_WORD }, count: true },
+  // Session numbers starting 123: a thousand in a million, most of them created within a day.
+  { name: 'admin, search "123" + totalCount', who: ADMIN, filter: { search: '123' }, count: true },
 ];
 
 const DOCUMENT = `query Scale($filter: AgentSessionFilter, $after: String, $count: Boolean!) {
@@ -92,8 +102,9 @@ async function main(): Promise<void> {
 }
 
 async function measureSize(size: number): Promise<Map<string, Measured>> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-scale-'));
-  const database = MYSQL ? await createBenchDatabase(MYSQL, 'scale') : null;
+  const dataDir = REUSE ? join(tmpdir(), `${REUSE}-${size}`) : mkdtempSync(join(tmpdir(), 'bench-scale-'));
+  if (REUSE) mkdirSync(dataDir, { recursive: true });
+  const database = MYSQL ? await (REUSE ? keptDatabase(MYSQL, `${REUSE}_${size}`) : createBenchDatabase(MYSQL, 'scale')) : null;
   const url = database?.url ?? null;
   const out = new Map<string, Measured>();
   try {
@@ -106,7 +117,7 @@ async function measureSize(size: number): Promise<Map<string, Measured>> {
     console.log(`${size} sessions (+ ${Math.round(size / 10)} in a second org) seeded in ${((performance.now() - seeded) / 1000).toFixed(0)} s`);
     const child = await startChild(join(__dirname, 'list-gateway.js'), gatewayEnv(dataDir, '10', url), join(dataDir, 'gateway.log'));
     try {
-      for (const q of QUERIES) {
+      for (const q of QUERIES.filter((x) => ONLY === null || x.name.toLowerCase().includes(ONLY))) {
         const after = q.depth === undefined ? null : await cursorAt(url, dataDir, Math.min(q.depth, size - 100));
         const token = issueToken(q.who, BENCH_SECRET);
         const body = JSON.stringify({ query: DOCUMENT, variables: { filter: q.filter, after, count: q.count } });
@@ -131,13 +142,8 @@ async function measureSize(size: number): Promise<Map<string, Measured>> {
         }
         times.sort((a, b) => a - b);
         const at = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))] ?? 0;
-        // A search's statements are those the gateway picked after its probe of the matches (sessions/session-search.ts).
-        const dialect = url ? 'mariadb' : 'sqlite';
-        const probe = isSearch(q.filter) ? searchProbe(dialect, q.who, q.filter, SEARCH_WALK_AT) : null;
-        const path = probe ? searchPathOf(await firstRows(url, dataDir, probe), SEARCH_WALK_AT) : 'matches';
-        const statements = listStatements(dialect, q.who, q.filter, 'LAST_UPDATED_DESC', { first: 25, after }, false, path);
-        const listed = q.count ? [statements.page, statements.count] : [statements.page];
-        const rows = (probe ? `${path}: ` : '') + (await readsOf(url, dataDir, probe ? [probe, ...listed] : listed));
+        // The statements the gateway runs for the request, each decision taken on the rows they answer.
+        const rows = await readsOf(url, dataDir, q, after);
         out.set(q.name, { p50: at(0.5), p99: at(0.99), rows });
         console.log(`  ${size}: ${q.name}: p50 ${at(0.5).toFixed(1)} ms, p99 ${at(0.99).toFixed(1)} ms; ${rows}`);
       }
@@ -145,12 +151,23 @@ async function measureSize(size: number): Promise<Map<string, Measured>> {
       await child.close();
     }
   } finally {
-    if (process.env.BENCH_KEEP !== '1') {
+    if (process.env.BENCH_KEEP !== '1' && REUSE === null) {
       await database?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     }
   }
   return out;
+}
+
+/** Database `name` on the server, created when missing and never dropped (BENCH_SCALE_REUSE). */
+async function keptDatabase(base: string, name: string): Promise<{ url: string; drop(): Promise<void> }> {
+  if (!/^\w+$/.test(name)) throw new Error(`BENCH_SCALE_REUSE: ${name} is not a plain database name`);
+  const conn = await createConnection({ uri: base });
+  await conn.query(`CREATE DATABASE IF NOT EXISTS ${name}`);
+  await conn.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => Promise.resolve() };
 }
 
 /** The admin list's cursor after `depth` rows, read straight from the table. */
@@ -171,50 +188,46 @@ async function cursorAt(url: string | null, dataDir: string, depth: number): Pro
   return encodeCursor('LAST_UPDATED_DESC', { key: date.toISOString(), id: row.id });
 }
 
-/** The rows of a statement (the search probe's count). */
-async function firstRows(url: string | null, dataDir: string, s: ListStatement): Promise<{ n: number | string }[]> {
-  const [text, params] = bind(s, url !== null);
-  if (!url) {
-    const db = new Database(join(dataDir, 'gateway.sqlite'), { readonly: true });
-    try {
-      return db.prepare(text).all(...params) as { n: number }[];
-    } finally {
-      db.close();
+/**
+ * The statements of one request as the gateway runs them (sessions/session-list.ts readList),
+ * one after another on a connection of the bench's own, each with what it read. MySQL: index
+ * and row reads (handler reads; the work inside InnoDB's full-text index is not among them);
+ * SQLite: the plan. Statements of a search are named: `bound` (where a walk stops), `walk`
+ * (the order's index, each row tested), `matches` (driven from the full-text index).
+ */
+async function readsOf(url: string | null, dataDir: string, q: Query, after: string | null): Promise<string> {
+  const sqlite = url ? null : new Database(join(dataDir, 'gateway.sqlite'), { readonly: true });
+  const conn = url ? await createConnection({ uri: url, timezone: 'Z' }) : null;
+  const seen: string[] = [];
+  let queue: Promise<unknown> = Promise.resolve();
+  const measure = async (s: ListStatement): Promise<unknown[]> => {
+    const [text, params] = bind(s, url !== null);
+    const source = / OFFSET /.test(s.sql) ? 'bound ' : /m\.session_id/.test(s.sql) ? 'matches ' : /:search/.test(s.sql) ? 'walk ' : '';
+    if (sqlite) {
+      const plan = (sqlite.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...params) as { detail: string }[]).map((r) => r.detail).join('; ');
+      seen.push(`${source}[${plan}]`);
+      return sqlite.prepare(text).all(...params);
     }
-  }
-  const conn = await createConnection({ uri: url, timezone: 'Z' });
+    const c = conn as NonNullable<typeof conn>;
+    await c.query('FLUSH STATUS');
+    const [rows] = await c.query(text, params);
+    const [status] = await c.query("SHOW SESSION STATUS LIKE 'Handler_read%'");
+    seen.push(`${source}${(status as { Value: string }[]).reduce((sum, r) => sum + Number(r.Value), 0).toLocaleString('en-US')}`);
+    return rows as unknown[];
+  };
+  // One statement at a time: the status counters are the connection's.
+  const run: ListRunner = <T>(s: ListStatement) => {
+    const next = queue.then(() => measure(s));
+    queue = next.catch(() => undefined);
+    return next as Promise<T[]>;
+  };
   try {
-    return (await conn.query(text, params))[0] as { n: number | string }[];
+    const reads = readList(run, url ? 'mariadb' : 'sqlite', q.who, q.filter, 'LAST_UPDATED_DESC', { first: 25, after }, false);
+    await Promise.all([reads.rows, reads.beyond, q.count ? reads.count() : null]);
+    return seen.join(' + ') + (sqlite ? '' : ' rows read');
   } finally {
-    await conn.end();
-  }
-}
-
-/** MySQL: handler reads (index entries and rows) of the statements, run once each; SQLite: their plans. */
-async function readsOf(url: string | null, dataDir: string, statements: readonly ListStatement[]): Promise<string> {
-  const bound = statements.map((s) => bind(s, url !== null));
-  if (!url) {
-    const db = new Database(join(dataDir, 'gateway.sqlite'), { readonly: true });
-    try {
-      return bound
-        .map(([text, params]) => (db.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...params) as { detail: string }[]).map((r) => r.detail).join('; '))
-        .join(' + ');
-    } finally {
-      db.close();
-    }
-  }
-  const conn = await createConnection({ uri: url, timezone: 'Z' });
-  try {
-    const reads: number[] = [];
-    for (const [text, params] of bound) {
-      await conn.query('FLUSH STATUS');
-      await conn.query(text, params);
-      const [status] = await conn.query("SHOW SESSION STATUS LIKE 'Handler_read%'");
-      reads.push((status as { Value: string }[]).reduce((sum, r) => sum + Number(r.Value), 0));
-    }
-    return reads.map((n) => n.toLocaleString('en-US')).join(' + ') + ' rows read';
-  } finally {
-    await conn.end();
+    sqlite?.close();
+    await conn?.end();
   }
 }
 

@@ -1,6 +1,7 @@
 import { decodeCursor, encodeCursor, malformedCursor, type CursorPosition } from '../domain/pagination';
 import type { SessionFilter, SessionOrder, SessionRecord } from '../domain/session';
 import type { Dialect } from '../persistence/dialect';
+import { dateOf } from './raw-values';
 import type { Condition } from './session-query';
 
 /**
@@ -39,11 +40,26 @@ export function keysetCondition(order: SessionOrder, cursor: string, side: Side,
   const argument = side === 'after' ? 'after' : 'before';
   const position = decodeCursor(order, cursor, argument);
   const key = spec.field === 'name' ? position.key : toDate(position, argument);
+  return positionCondition(order, key, position.id, side, inclusive, inclusive ? 'probe' : 'cursor');
+}
+
+/**
+ * The sessions up to a row of the order's index, that row included (a search's walk stops
+ * there). `key` as the driver hands out the order's column (keyColumn).
+ */
+export function boundCondition(order: SessionOrder, key: string | Date, id: string, side: Side): Condition {
+  return positionCondition(order, ORDERS[order].field === 'name' ? key : dateOf(key), id, side, true, 'bound');
+}
+
+/** The order's column, the key of a cursor. */
+export const keyColumn = (order: SessionOrder): string => ORDERS[order].column;
+
+function positionCondition(order: SessionOrder, key: unknown, id: string, side: Side, inclusive: boolean, p: string): Condition {
+  const spec = ORDERS[order];
   const op = (spec.direction === 'ASC') === (side === 'after') ? '>' : '<';
-  const p = inclusive ? 'probe' : 'cursor';
   return {
     sql: `${spec.column} ${op}= :${p}Key AND (${spec.column} ${op} :${p}Key OR s.id ${op}${inclusive ? '=' : ''} :${p}Id)`,
-    params: { [`${p}Key`]: key, [`${p}Id`]: position.id },
+    params: { [`${p}Key`]: key, [`${p}Id`]: id },
   };
 }
 

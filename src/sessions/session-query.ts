@@ -1,8 +1,6 @@
 import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { isAdmin, type Caller } from '../domain/caller';
-import { searchWords } from '../domain/search-words';
 import type { SessionFilter } from '../domain/session';
-import type { Dialect } from '../persistence/dialect';
 
 /**
  * A piece of a WHERE clause with named parameters (`:name`). Written with the tables'
@@ -20,24 +18,33 @@ export interface Condition {
  * for admins who ask. The sessions must be aliased `s` (they need not be the root).
  */
 export function visibility(caller: Caller, includeDeleted: boolean): Condition[] {
+  const member = memberTest(caller);
+  return member === null ? orgRange(caller, includeDeleted) : [...orgRange(caller, includeDeleted), member];
+}
+
+/** The caller's org, without its deleted sessions unless asked: what an admin sees. */
+function orgRange(caller: Caller, includeDeleted: boolean): Condition[] {
   const conditions: Condition[] = [{ sql: 's.org_id = :callerOrg', params: { callerOrg: caller.orgId } }];
   // The flags are literals (booleans are 0/1 on both databases), not parameters: once SQLite
   // has statistics (ANALYZE, PRAGMA optimize) and the org column alone does not narrow the
   // sessions, a bound `is_deleted = ?` makes its planner scan and sort the whole table
   // instead of walking the order's index: many times slower, and growing with the sessions (docs/performance.md).
   if (!includeDeleted) conditions.push({ sql: 's.is_deleted = 0', params: {} });
-  if (!isAdmin(caller)) {
-    // A participant row carries its session's org. Naming it lets MariaDB look the caller's
-    // participations up by (org_id, user_id) instead of scanning that whole index for every
-    // page and count: the list's two statements cost MariaDB a third less CPU.
-    conditions.push({
-      sql:
-        '(s.owner_user_id = :callerUser OR s.is_public = 1 OR ' +
-        'EXISTS (SELECT 1 FROM agent_session_participants vp WHERE vp.session_id = s.id AND vp.org_id = :callerOrg AND vp.user_id = :callerUser))',
-      params: { callerOrg: caller.orgId, callerUser: caller.userId },
-    });
-  }
   return conditions;
+}
+
+/** What a member sees of the org (null for an admin): their own, public, and theirs to take part in. */
+export function memberTest(caller: Caller): Condition | null {
+  if (isAdmin(caller)) return null;
+  // A participant row carries its session's org. Naming it lets MariaDB look the caller's
+  // participations up by (org_id, user_id) instead of scanning that whole index for every
+  // page and count: the list's two statements cost MariaDB a third less CPU.
+  return {
+    sql:
+      '(s.owner_user_id = :callerUser OR s.is_public = 1 OR ' +
+      'EXISTS (SELECT 1 FROM agent_session_participants vp WHERE vp.session_id = s.id AND vp.org_id = :callerOrg AND vp.user_id = :callerUser))',
+    params: { callerOrg: caller.orgId, callerUser: caller.userId },
+  };
 }
 
 /** Conditions as one WHERE clause (joined with AND). */
@@ -61,15 +68,17 @@ const EQUAL_FILTERS = [
 ] as const satisfies readonly (readonly [keyof SessionFilter, string])[];
 
 /**
- * How a search finds its sessions (sessions/session-search.ts decides): `matches` drives the
- * list from the full-text index's matches (few of them), `walk` walks the order's index as an
- * unsearched list does and tests each row (a word in many sessions: a page is near).
+ * Visibility plus every filter the caller gave but the search, which decides where the rows
+ * come from (sessions/session-search.ts).
  */
-export type SearchPath = 'matches' | 'walk';
+export function filterConditions(caller: Caller, filter: SessionFilter): Condition[] {
+  const member = memberTest(caller);
+  return member === null ? rangeConditions(caller, filter) : [...rangeConditions(caller, filter), member];
+}
 
-/** Visibility plus every filter the caller gave. */
-export function filterConditions(caller: Caller, filter: SessionFilter, dialect: Dialect, path: SearchPath = 'matches'): Condition[] {
-  const conditions = visibility(caller, filter.includeDeleted === true);
+/** filterConditions without a member's own test: the sessions of the org a search walks. */
+export function rangeConditions(caller: Caller, filter: SessionFilter): Condition[] {
+  const conditions = orgRange(caller, filter.includeDeleted === true);
   if (filter.participantId != null) {
     // The owner is recorded as a participant when the session is created (DD-003).
     conditions.push({
@@ -83,48 +92,5 @@ export function filterConditions(caller: Caller, filter: SessionFilter, dialect:
   }
   if (filter.updatedAfter) conditions.push({ sql: 's.last_updated_date > :updatedAfter', params: { updatedAfter: filter.updatedAfter } });
   if (filter.updatedBefore) conditions.push({ sql: 's.last_updated_date < :updatedBefore', params: { updatedBefore: filter.updatedBefore } });
-  if (filter.search != null && filter.search !== '') {
-    const words = searchWords(filter.search);
-    conditions.push(path === 'walk' && dialect !== 'sqlite' ? rowSearchCondition(words) : searchCondition(words, dialect));
-  }
   return conditions;
-}
-
-/**
- * domain/search-words.ts's rule on the full-text index of the sessions' names and descriptions
- * (SessionSearch1765100000001): every word as a prefix, within the caller's org. The words are
- * letters and digits only, so they carry no operator of either query language.
- */
-function searchCondition(words: readonly string[], dialect: Dialect): Condition {
-  const { sql, params } = matchesOf(words, dialect);
-  return { sql: `s.id IN (${sql})`, params };
-}
-
-/** The ids of the org's sessions that the full-text index matches with the search's words. */
-export function matchesOf(words: readonly string[], dialect: Dialect): Condition {
-  if (dialect === 'sqlite') {
-    return {
-      sql: 'SELECT session_id FROM agent_session_search WHERE agent_session_search MATCH :search AND org_id = :callerOrg',
-      params: { search: words.map((w) => `"${w}"*`).join(' AND ') },
-    };
-  }
-  return {
-    sql: 'SELECT ss.session_id FROM agent_session_search ss WHERE MATCH(ss.body) AGAINST(:search IN BOOLEAN MODE) AND ss.org_id = :callerOrg',
-    params: { search: words.map((w) => `+${w}*`).join(' ') },
-  };
-}
-
-/**
- * The same rule tested on one session's own row, for a walk of the order's index on
- * MySQL/MariaDB (InnoDB evaluates MATCH only through the full-text index, for all its matches
- * at once). Each word must begin a word of the name or the description as InnoDB's parser cuts
- * them: letters, digits and `_`, and a single `'` inside a word ("o'neil" is one word).
- */
-function rowSearchCondition(words: readonly string[]): Condition {
-  const params: Record<string, string> = {};
-  const sql = words.map((word, i) => {
-    params[`searchWord${i}`] = `(?i)(?<![\\p{L}\\p{N}_])(?<![\\p{L}\\p{N}_]')${word}`;
-    return `(s.name REGEXP :searchWord${i} OR s.description REGEXP :searchWord${i})`;
-  });
-  return { sql: `(${sql.join(' AND ')})`, params };
 }

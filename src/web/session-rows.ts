@@ -4,7 +4,7 @@ import type { AgentSessionTurnStatus, SessionActivitySubscription, SessionRowFra
 export interface SessionTable {
   readonly rows: readonly SessionRowFragment[];
   readonly totalCount: number;
-  /** The gateway stopped counting at its cap (10,000; 1,000 for a search): there are at least totalCount. */
+  /** The gateway stopped counting at its cap (10,000; 100 for a search): there are at least totalCount. */
   readonly totalCountIsLowerBound: boolean;
 }
 

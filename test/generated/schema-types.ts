@@ -238,7 +238,7 @@ export type AgentSessionSummaryConnection = {
   edges: Array<AgentSessionSummaryEdge>;
   pageInfo: PageInfo;
   totalCount: Scalars['Int']['output'];
-  /** True when totalCount stopped at its cap (10,000; 1,000 for a search) and more sessions match: it is a lower bound (show "10,000+"). */
+  /** True when totalCount stopped at its cap (10,000; 100 for a search) and more sessions match: it is a lower bound (show "10,000+"). */
   totalCountIsLowerBound: Scalars['Boolean']['output'];
 };
 

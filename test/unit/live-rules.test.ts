@@ -64,6 +64,13 @@ describe('the session filter of sessionActivity', () => {
     expect(matchesSessionFilter(session(), participants, filter)).toBe(expected);
   });
 
+  it('finds a word of the name with or without its accents, as the full-text indexes do', () => {
+    const cafe = session({ name: 'Café crème' });
+    for (const search of ['cafe', 'CAFÉ', 'creme']) expect(matchesSessionFilter(cafe, participants, { search })).toBe(true);
+    expect(matchesSessionFilter(session({ name: 'cafe latte' }), participants, { search: 'café' })).toBe(true);
+    expect(matchesSessionFilter(cafe, participants, { search: 'cafes' })).toBe(false);
+  });
+
   it('leaves deleted sessions out unless asked for', () => {
     expect(matchesSessionFilter(session({ isDeleted: true }), participants, {})).toBe(false);
     expect(matchesSessionFilter(session({ isDeleted: true }), participants, { includeDeleted: true })).toBe(true);

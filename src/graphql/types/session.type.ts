@@ -55,7 +55,7 @@ export class AgentSessionSummaryConnection {
   @Field(() => PageInfo) pageInfo!: PageInfo;
   @Field(() => Int) totalCount!: number;
   @Field(() => Boolean, {
-    description: 'True when totalCount stopped at its cap (10,000; 1,000 for a search) and more sessions match: it is a lower bound (show "10,000+").',
+    description: 'True when totalCount stopped at its cap (10,000; 100 for a search) and more sessions match: it is a lower bound (show "10,000+").',
   })
   totalCountIsLowerBound!: boolean;
 }

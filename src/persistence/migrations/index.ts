@@ -13,6 +13,7 @@ import { ScaleLists1765100000000 } from './1765100000000-scale-lists';
 import { SessionSearch1765100000001 } from './1765100000001-session-search';
 import { SessionCounts1765100000002 } from './1765100000002-session-counts';
 import { EventIdsPerOrg1765200000000 } from './1765200000000-event-ids-per-org';
+import { SessionSearchRows1765300000000 } from './1765300000000-session-search-rows';
 
 /** Every migration, oldest first. New ones are appended, never edited. */
 export const migrations = [
@@ -31,4 +32,5 @@ export const migrations = [
   SessionSearch1765100000001,
   SessionCounts1765100000002,
   EventIdsPerOrg1765200000000,
+  SessionSearchRows1765300000000,
 ];
