@@ -169,7 +169,8 @@ export class MysqlPoolGuard {
   }
 
   use(): GuardedPoolUse {
-    return { inUse: this.busy.size, idle: this.connections.size - this.busy.size, waiting: this.waiting.length };
+    // Open sockets, not adopted connections: the one TypeORM opened at start-up counts before its first hand-out.
+    return { inUse: this.busy.size, idle: Math.max(0, this.sockets.size - this.busy.size), waiting: this.waiting.length };
   }
 
   /** Stops probing and fails the operations still waiting; `destroySockets` then ends whatever the pool's end left open. */
