@@ -337,7 +337,7 @@ interface Watched {
 }
 const watched = new WeakMap<DataSource, Watched>();
 /** Statements of each runner under observation, oldest first: a connection answers in order. */
-const observing = new WeakMap<QueryRunner, ((error?: unknown) => void)[]>();
+const observing = new WeakMap<QueryRunner, ((error?: Error) => void)[]>();
 
 /**
  * TypeORM's documented query events, for every statement of a data source openDatabase made:
@@ -351,7 +351,7 @@ class StatementWatch implements EntitySubscriberInterface {
   beforeQuery(event: BeforeQueryEvent): void {
     const hooks = watched.get(event.dataSource);
     if (!hooks) return;
-    let settle: (error?: unknown) => void = () => undefined;
+    let settle: (error?: Error) => void = () => undefined;
     const done = new Promise<void>((resolve, reject) => {
       settle = (error) => (error === undefined ? resolve() : reject(error));
     });
@@ -364,7 +364,8 @@ class StatementWatch implements EntitySubscriberInterface {
   }
 
   async afterQuery(event: AfterQueryEvent): Promise<void> {
-    observing.get(event.queryRunner)?.shift()?.(event.success ? undefined : (event.error ?? new Error('statement failed')));
+    const error = event.error instanceof Error ? event.error : new Error('statement failed');
+    observing.get(event.queryRunner)?.shift()?.(event.success ? undefined : error);
     const guard = watched.get(event.dataSource)?.guard;
     if (event.success || !guard) return;
     if (isDatabaseUnavailable(event.error)) guard.suspect();

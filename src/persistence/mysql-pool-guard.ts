@@ -317,7 +317,7 @@ function probeMysql(url: string, timeoutMs: number): Promise<boolean> {
       answered = true;
       stop();
       connection.destroy();
-      (socket as Socket | null)?.destroy();
+      socket?.destroy();
       resolve(reachable);
     };
     const stop = afterRunnableTime(timeoutMs, () => answer(false));
