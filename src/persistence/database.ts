@@ -372,6 +372,7 @@ class StatementWatch implements EntitySubscriberInterface {
     if ((event.error as { code?: unknown } | undefined)?.code !== CLIENT_TIMEOUT_CODE) return;
     // connect() is the runner's documented way to its connection: here the one it holds.
     guard.discard((await event.queryRunner.connect()) as PoolConnection);
+    guard.discardIdle();
   }
 }
 

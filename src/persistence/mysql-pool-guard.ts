@@ -163,6 +163,16 @@ export class MysqlPoolGuard {
     this.socketOf.get(connection.config)?.destroy();
   }
 
+  /**
+   * A statement got no answer: the connections idle now were opened before it, and may be as
+   * dead as its one without knowing it (a partition, a firewall that forgot them, keeps sockets
+   * open). They are closed rather than handed out to statements that would each wait out the
+   * deadline; a live server only costs new connections.
+   */
+  discardIdle(): void {
+    for (const connection of this.connections) if (!this.busy.has(connection)) this.discard(connection);
+  }
+
   /** Readiness: fails at once while the store is known to be down, else within the connect timeout. */
   async ping(): Promise<void> {
     if (this.down || !(await this.check())) throw new StoreUnavailableError('the database does not answer');

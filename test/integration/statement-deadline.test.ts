@@ -5,6 +5,7 @@ import { createLogger } from '../../src/logger';
 import { StoreUnavailableError } from '../../src/persistence/db-errors';
 import { createMysqlDatabase, dropMysqlDatabase } from '../support/db';
 import { describeWithMysql } from '../support/services';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 
 /** Statements of other connections whose text holds `marker` (the asking statement's own text does not: the marker is bound, split). */
 async function runningWith(url: string, marker: string): Promise<number> {
@@ -95,5 +96,64 @@ describeWithMysql('the MySQL pool’s use, as /metrics reports it', () => {
     expect(db.poolUse()).toEqual({ size: 2, inUse: 2, idle: 0, waiting: 1 });
     await Promise.all(five);
     expect(db.poolUse()).toEqual({ size: 2, inUse: 0, idle: 2, waiting: 0 });
+  });
+});
+
+/**
+ * The client's deadline, for a server that no longer answers on the connections the pool holds
+ * (a firewall or NAT forgot them) while new ones work: the statement fails, its connection and
+ * the idle ones are discarded, and closing never waits for them.
+ */
+describeWithMysql('connections the network forgot', () => {
+  let direct: string;
+  let proxy: TcpProxy;
+  let db: GatewayDatabase;
+  const DEADLINE_MS = 600;
+
+  beforeAll(async () => {
+    direct = await createMysqlDatabase();
+    const url = new URL(direct);
+    proxy = await startTcpProxy(url.hostname, Number(url.port || 3306));
+    url.host = `127.0.0.1:${proxy.port}`;
+    db = await openGatewayDatabase({
+      databaseUrl: url.toString(),
+      dataDir: '/nonexistent',
+      poolSize: 2,
+      connectTimeoutMs: 1_000,
+      queryTimeoutMs: DEADLINE_MS,
+      logger: createLogger('silent'),
+    });
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await dropMysqlDatabase(direct);
+  });
+
+  /** Opens both pooled connections, then loses them: they stay open and nothing passes on them; new ones work. */
+  const forgetOpenConnections = async () => {
+    await Promise.all([1, 2].map(() => db.run((em) => em.query('SELECT SLEEP(0.1) AS s'))));
+    proxy.cut('blackhole');
+    proxy.restore();
+  };
+
+  it('fails a statement on a lost connection as unavailable shortly after the deadline, then serves on new connections', async () => {
+    await forgetOpenConnections();
+    const started = Date.now();
+    await expect(db.read('SELECT 1 AS one')).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(Date.now() - started).toBeLessThan(DEADLINE_MS + 2_000);
+    const again = Date.now();
+    expect(await db.read<{ one: number }>('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    // Not the other lost connection: it was idle, and discarded with the first.
+    expect(Date.now() - again).toBeLessThan(DEADLINE_MS);
+  });
+
+  it('closes within a couple of seconds while a statement waits on a lost connection', async () => {
+    await forgetOpenConnections();
+    const stuck = db.read('SELECT 1 AS one').catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    await db.close();
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(await stuck).toBeInstanceOf(StoreUnavailableError);
   });
 });
