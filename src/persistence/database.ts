@@ -140,6 +140,9 @@ export async function openDatabase<E extends EntitySchemas>(
       extra: {
         connectionLimit: options.poolSize,
         connectTimeout: connectTimeoutMs,
+        // Idle connections to a server that vanished are noticed by the kernel eventually.
+        enableKeepAlive: true,
+        keepAliveInitialDelay: 10_000,
         // mysql2 captures a stack trace on every query (for the async call site of an error):
         // ~20 µs of main-thread time per statement, 2% of a burst; store errors are typed and logged without it.
         trace: false,
@@ -176,7 +179,7 @@ export async function openDatabase<E extends EntitySchemas>(
       enableQueryTimeout: true,
       maxQueryExecutionTime: queryTimeoutMs + CLIENT_GRACE_MS,
       subscribers: [StatementWatch],
-      // The guard opens the sockets (see MysqlPoolGuard.stream); keep-alive is set on them there.
+      // The guard opens the sockets (see MysqlPoolGuard.stream).
       extra: { ...mysql.extra, stream: guard.stream },
     });
   } else {

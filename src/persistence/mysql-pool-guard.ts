@@ -37,12 +37,15 @@ export const CLIENT_TIMEOUT_CODE = 'PROTOCOL_SEQUENCE_TIMEOUT';
 
 /** A statement slower than this makes the guard check that the server still answers. */
 const STALL_MS = 1_000;
-/** Idle connections to a server that vanished are noticed by the kernel eventually. */
-const KEEP_ALIVE_DELAY_MS = 10_000;
-
 /** What mysql2 hands the `stream` factory: the new connection's own config. */
 interface StreamRequest {
-  readonly config: { readonly socketPath?: string; readonly port?: number; readonly host?: string };
+  readonly config: {
+    readonly socketPath?: string;
+    readonly port?: number;
+    readonly host?: string;
+    readonly enableKeepAlive?: boolean;
+    readonly keepAliveInitialDelay?: number;
+  };
 }
 
 /** An operation waiting for its turn at the pool. */
@@ -90,22 +93,17 @@ export class MysqlPoolGuard {
 
   constructor(private readonly options: MysqlPoolGuardOptions) {}
 
-  /** True while the last probe failed. */
-  get isDown(): boolean {
-    return this.down;
-  }
-
   /**
    * mysql2's documented `stream` option: sockets opened as mysql2 opens them (TCP or Unix socket,
-   * no delay, keep-alive) and kept, because a connection's destroy() only half-closes its
+   * no delay, keep-alive as configured) and kept, because a connection's destroy() only half-closes its
    * socket: a FIN a partition never answers leaves it open, with whatever was queued on it.
    */
   readonly stream = (request: StreamRequest): Socket => {
-    const { socketPath, port, host } = request.config;
+    const { socketPath, port, host, enableKeepAlive, keepAliveInitialDelay } = request.config;
     const socket = socketPath ? netConnect(socketPath) : netConnect(port ?? 3306, host);
     if (!socketPath) {
       socket.setNoDelay(true);
-      socket.once('connect', () => socket.setKeepAlive(true, KEEP_ALIVE_DELAY_MS));
+      if (enableKeepAlive) socket.once('connect', () => socket.setKeepAlive(true, keepAliveInitialDelay));
     }
     this.socketOf.set(request.config, socket);
     this.sockets.add(socket);
