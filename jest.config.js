@@ -6,6 +6,8 @@ module.exports = {
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
   },
+  // Compiles the worker threads' entry points, which Node cannot run as .ts (compile-workers.ts).
+  globalSetup: '<rootDir>/test/support/compile-workers.ts',
   setupFiles: ['<rootDir>/test/support/setup-env.ts'],
   maxWorkers: 2,
   testTimeout: 30000,

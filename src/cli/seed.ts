@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   try {
     // Seeded ids derive from the org and the index, so a second run adds only what is missing;
     // an org that has as many sessions already is left alone.
-    const had = await db.dataSource.manager.count(db.entities.sessions, { where: { orgId: options.orgId } });
+    const had = await db.run((em) => em.count(db.entities.sessions, { where: { orgId: options.orgId } }));
     if (had >= sessionsWanted) {
       console.log(`org ${options.orgId} already has ${had} sessions: nothing seeded (a larger --sessions adds the missing ones; or pick another --org)`);
       console.log(`try: npm run token -- --user user-2 --org ${options.orgId}`);

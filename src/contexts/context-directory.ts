@@ -47,18 +47,22 @@ export class ContextDirectory implements ContextCatalog {
   ) {}
 
   async listAgentContexts(orgId: string): Promise<AgentContextRecord[]> {
-    const rows = await this.db.dataSource.manager.find(this.db.entities.agentContexts, {
-      where: { orgId },
-      order: { name: 'ASC', id: 'ASC' },
-    });
+    const rows = await this.db.run((em) =>
+      em.find(this.db.entities.agentContexts, {
+        where: { orgId },
+        order: { name: 'ASC', id: 'ASC' },
+      }),
+    );
     return rows.map(toAgentContext);
   }
 
   async listConversationContexts(orgId: string): Promise<ConversationContextRecord[]> {
-    const rows = await this.db.dataSource.manager.find(this.db.entities.conversationContexts, {
-      where: { orgId },
-      order: { name: 'ASC', id: 'ASC' },
-    });
+    const rows = await this.db.run((em) =>
+      em.find(this.db.entities.conversationContexts, {
+        where: { orgId },
+        order: { name: 'ASC', id: 'ASC' },
+      }),
+    );
     return rows.map(toConversationContext);
   }
 

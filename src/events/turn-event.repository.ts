@@ -52,7 +52,7 @@ export class TurnEventRepository implements TurnEventHistory {
     if (orgIds?.length === 0) return { byOrg: new Map(), floor: await this.floor() };
     const where = orgIds ? ` WHERE org_id IN (${orgIds.map(() => '?').join(', ')})` : '';
     const [rows, floor] = await Promise.all([
-      this.db.dataSource.query<{ org_id: string; last_id: string | number }[]>(`SELECT org_id, last_id FROM org_event_counters${where}`, orgIds ? [...orgIds] : []),
+      this.db.run((em) => em.query<{ org_id: string; last_id: string | number }[]>(`SELECT org_id, last_id FROM org_event_counters${where}`, orgIds ? [...orgIds] : [])),
       this.floor(),
     ]);
     return { byOrg: new Map(rows.map((r) => [r.org_id, Number(r.last_id)])), floor };
@@ -60,25 +60,29 @@ export class TurnEventRepository implements TurnEventHistory {
 
   /** Events of `scope` with ids after `afterId`, oldest first, at most `limit`. */
   async after(scope: EventScope, afterId: number, limit: number): Promise<TurnStatusEvent[]> {
-    const qb = this.db.dataSource.manager
-      .createQueryBuilder(this.db.entities.events, 'e')
-      .where('e.orgId = :org', { org: scope.orgId })
-      .andWhere('e.id > :after', { after: afterId });
-    if (scope.sessionId !== undefined) qb.andWhere('e.sessionId = :session', { session: scope.sessionId });
-    const rows = await qb.orderBy('e.id', 'ASC').take(limit).getMany();
+    const rows = await this.db.run((em) => {
+      const qb = em
+        .createQueryBuilder(this.db.entities.events, 'e')
+        .where('e.orgId = :org', { org: scope.orgId })
+        .andWhere('e.id > :after', { after: afterId });
+      if (scope.sessionId !== undefined) qb.andWhere('e.sessionId = :session', { session: scope.sessionId });
+      return qb.orderBy('e.id', 'ASC').take(limit).getMany();
+    });
     return rows.map(toEvent);
   }
 
   /** The org's events with afterId < id <= throughId, oldest first, at most `limit`. */
   async range(orgId: string, afterId: number, throughId: number, limit: number): Promise<TurnStatusEvent[]> {
-    const rows = await this.db.dataSource.manager
-      .createQueryBuilder(this.db.entities.events, 'e')
-      .where('e.orgId = :org', { org: orgId })
-      .andWhere('e.id > :after', { after: afterId })
-      .andWhere('e.id <= :through', { through: throughId })
-      .orderBy('e.id', 'ASC')
-      .take(limit)
-      .getMany();
+    const rows = await this.db.run((em) =>
+      em
+        .createQueryBuilder(this.db.entities.events, 'e')
+        .where('e.orgId = :org', { org: orgId })
+        .andWhere('e.id > :after', { after: afterId })
+        .andWhere('e.id <= :through', { through: throughId })
+        .orderBy('e.id', 'ASC')
+        .take(limit)
+        .getMany(),
+    );
     return rows.map(toEvent);
   }
 
@@ -104,16 +108,18 @@ export class TurnEventRepository implements TurnEventHistory {
    * idempotent.
    */
   async prune(cutoff: Date): Promise<{ orgs: number; deleted: number }> {
-    const candidates = await this.db.dataSource.manager
-      .createQueryBuilder(this.db.entities.events, 'e')
-      .select('e.orgId', 'orgId')
-      .addSelect('MAX(e.id)', 'maxId')
-      .where('e.recordedDate < :cutoff', { cutoff })
-      .groupBy('e.orgId')
-      .getRawMany<{ orgId: string; maxId: string | number }>();
+    const candidates = await this.db.run((em) =>
+      em
+        .createQueryBuilder(this.db.entities.events, 'e')
+        .select('e.orgId', 'orgId')
+        .addSelect('MAX(e.id)', 'maxId')
+        .where('e.recordedDate < :cutoff', { cutoff })
+        .groupBy('e.orgId')
+        .getRawMany<{ orgId: string; maxId: string | number }>(),
+    );
     let deleted = 0;
     for (const { orgId, maxId } of candidates) {
-      await this.db.dataSource.query(this.moveHorizon, [orgId, Number(maxId)]);
+      await this.db.run((em) => em.query(this.moveHorizon, [orgId, Number(maxId)]));
       deleted += await this.deleteThrough(orgId, await this.horizon(orgId));
     }
     return { orgs: candidates.length, deleted };
@@ -123,17 +129,17 @@ export class TurnEventRepository implements TurnEventHistory {
   private async deleteThrough(orgId: string, horizon: number): Promise<number> {
     let deleted = 0;
     for (;;) {
-      const [end] = await this.db.dataSource.query<{ id: string | number }[]>(
-        'SELECT id FROM turn_events WHERE org_id = ? AND id <= ? ORDER BY id LIMIT 1 OFFSET ?',
-        [orgId, horizon, this.deleteWindow - 1],
+      const [end] = await this.db.run((em) =>
+        em.query<{ id: string | number }[]>('SELECT id FROM turn_events WHERE org_id = ? AND id <= ? ORDER BY id LIMIT 1 OFFSET ?', [
+          orgId,
+          horizon,
+          this.deleteWindow - 1,
+        ]),
       );
       const to = end ? Number(end.id) : horizon;
-      const result = await this.db.dataSource.manager
-        .createQueryBuilder()
-        .delete()
-        .from(this.db.entities.events)
-        .where('orgId = :org AND id <= :to', { org: orgId, to })
-        .execute();
+      const result = await this.db.run((em) =>
+        em.createQueryBuilder().delete().from(this.db.entities.events).where('orgId = :org AND id <= :to', { org: orgId, to }).execute(),
+      );
       deleted += result.affected ?? 0;
       if (!end) return deleted;
     }
@@ -149,13 +155,15 @@ export class TurnEventRepository implements TurnEventHistory {
   }
 
   private async sequence(orgId: string): Promise<{ lastId: number; prunedId: number }> {
-    const [row] = await this.db.dataSource.query<{ last_id: string | number | null; pruned_id: string | number | null }[]>(ORG_SEQUENCE, [orgId, orgId]);
+    const [row] = await this.db.run((em) =>
+      em.query<{ last_id: string | number | null; pruned_id: string | number | null }[]>(ORG_SEQUENCE, [orgId, orgId]),
+    );
     if (row?.last_id == null || row.pruned_id == null) throw new Error('event_counters has no "turn_events" rows; are the migrations up to date?');
     return { lastId: Number(row.last_id), prunedId: Number(row.pruned_id) };
   }
 
   private async floor(): Promise<number> {
-    const [row] = await this.db.dataSource.query<{ value: string | number }[]>(`SELECT value FROM event_counters WHERE name = 'turn_events'`);
+    const [row] = await this.db.run((em) => em.query<{ value: string | number }[]>(`SELECT value FROM event_counters WHERE name = 'turn_events'`));
     if (!row) throw new Error('event_counters has no "turn_events" row; are the migrations up to date?');
     return Number(row.value);
   }

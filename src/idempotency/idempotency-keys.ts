@@ -22,7 +22,7 @@ export class IdempotencyKeys implements IdempotencyKeyStore {
     // exists is read and decided under its row lock. SQLite's one writer has no such race.
     if (this.db.dialect !== 'sqlite') {
       try {
-        await this.db.dataSource.manager.insert(this.db.entities.idempotencyKeys, this.freshRow(scope, key, inputHash, runningUntil));
+        await this.db.run((em) => em.insert(this.db.entities.idempotencyKeys, this.freshRow(scope, key, inputHash, runningUntil)));
         return { kind: 'claimed' };
       } catch (e) {
         if (!isDuplicateKey(e)) throw e;
@@ -76,31 +76,37 @@ export class IdempotencyKeys implements IdempotencyKeyStore {
     turn: { readonly sessionId: string; readonly turnId: string } | null,
     keepUntil: Date,
   ): Promise<void> {
-    await this.db.dataSource.manager.update(
-      this.db.entities.idempotencyKeys,
-      { orgId: scope.orgId, userId: scope.userId, key },
-      { state: 'DONE', outcome, sessionId: turn?.sessionId ?? null, turnId: turn?.turnId ?? null, expiresAt: keepUntil },
+    await this.db.run((em) =>
+      em.update(
+        this.db.entities.idempotencyKeys,
+        { orgId: scope.orgId, userId: scope.userId, key },
+        { state: 'DONE', outcome, sessionId: turn?.sessionId ?? null, turnId: turn?.turnId ?? null, expiresAt: keepUntil },
+      ),
     );
   }
 
   /** The first call changed nothing (bad input, busy session, ...): a retry may run afresh. */
   async release(scope: IdempotencyScope, key: string): Promise<void> {
-    await this.db.dataSource.manager.delete(this.db.entities.idempotencyKeys, {
-      orgId: scope.orgId,
-      userId: scope.userId,
-      key,
-      state: 'RUNNING',
-    });
+    await this.db.run((em) =>
+      em.delete(this.db.entities.idempotencyKeys, {
+        orgId: scope.orgId,
+        userId: scope.userId,
+        key,
+        state: 'RUNNING',
+      }),
+    );
   }
 
   /** Forgets keys past their retention (and RUNNING keys whose call died). */
   async purgeExpired(): Promise<number> {
-    const result = await this.db.dataSource.manager
-      .createQueryBuilder()
-      .delete()
-      .from(this.db.entities.idempotencyKeys)
-      .where('expires_at < :now', { now: this.now() })
-      .execute();
+    const result = await this.db.run((em) =>
+      em
+        .createQueryBuilder()
+        .delete()
+        .from(this.db.entities.idempotencyKeys)
+        .where('expires_at < :now', { now: this.now() })
+        .execute(),
+    );
     return result.affected ?? 0;
   }
 }

@@ -1,13 +1,24 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { DataSource, type EntityManager, type EntitySchema, type Logger as OrmLogger, type QueryRunner } from 'typeorm';
+import type { Pool, PoolConnection } from 'mysql2';
+import {
+  DataSource,
+  EventSubscriber,
+  type EntityManager,
+  type EntitySchema,
+  type EntitySubscriberInterface,
+  type Logger as OrmLogger,
+  type QueryRunner,
+} from 'typeorm';
+import type { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
+import type { AfterQueryEvent, BeforeQueryEvent } from 'typeorm/subscriber/event/QueryEvent';
 import type { Logger } from '../logger';
-import { isDeadlock, typedStoreError } from './db-errors';
+import { isDatabaseUnavailable, isDeadlock, StoreUnavailableError, typedStoreError } from './db-errors';
 import type { Dialect } from './dialect';
 import { runMigrationsOnce } from './migration-lock';
 import { migrations } from './migrations';
+import { CLIENT_GRACE_MS, CLIENT_TIMEOUT_CODE, MysqlPoolGuard, statementLimitSql } from './mysql-pool-guard';
 import { guardFor, mysqlSocketPath, mysqlTransaction, probeMysqlDialect, ReadBatcher } from './mysql-sql';
-import { MysqlStoreGuard } from './mysql-store-guard';
 import { StaleReadError, type SqlResult, type SqlTransaction, type SqlValue, type Statement } from './sql';
 import { SqliteWriter } from './sqlite-writer';
 import { SqliteCheckpointer, type SqliteConnection } from './sqlite-checkpointer';
@@ -20,7 +31,11 @@ export interface DatabaseOptions {
   readonly poolSize: number;
   /** MySQL: longest wait for a connection (and for the reachability probe). */
   readonly connectTimeoutMs?: number;
-  /** MySQL: longest one statement may run; its connection is then discarded. */
+  /**
+   * MySQL: longest one statement may run. The server ends it then (max_statement_time on
+   * MariaDB, max_execution_time, SELECTs only, on MySQL); a connection whose server did not
+   * answer shortly after is discarded.
+   */
   readonly queryTimeoutMs?: number;
   readonly logger: Logger;
   /** Called with every SQL statement; the query-count tests listen here. */
@@ -51,9 +66,18 @@ export type EntitySchemas = Readonly<Record<string, EntitySchema>>;
  * feature's (see gateway-database.ts).
  */
 export interface Database<E extends EntitySchemas = EntitySchemas> {
+  /**
+   * TypeORM's data source: the driver's escaping, and tests. The gateway's statements go
+   * through the methods below, which fail fast while the store is down and type its errors.
+   */
   readonly dataSource: DataSource;
   readonly dialect: Dialect;
   readonly entities: E;
+  /**
+   * ORM work outside a transaction (finds, query builders, single writes, `em.query`) on one
+   * connection: its statements run one after the other, each in autocommit.
+   */
+  run<T>(work: (em: EntityManager) => Promise<T>): Promise<T>;
   /** Runs `work` in one transaction, serialised on SQLite and retried on MySQL deadlocks. */
   transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T>;
   /**
@@ -89,24 +113,26 @@ export async function openDatabase<E extends EntitySchemas>(
   entitiesFor: (dialect: Dialect) => E,
 ): Promise<Database<E>> {
   const connectTimeoutMs = options.connectTimeoutMs ?? 3_000;
+  const queryTimeoutMs = options.queryTimeoutMs ?? 30_000;
   const dialect = options.databaseUrl ? await probeMysqlDialect(options.databaseUrl, connectTimeoutMs) : 'sqlite';
   const entities = entitiesFor(dialect);
   const common = {
     entities: Object.values(entities),
     migrations,
-    // runMigrationsOnce runs them, under a lock on MySQL.
+    // runMigrationsOnce runs them (on MySQL on a data source of their own, below).
     migrationsRun: false,
     synchronize: false,
     logging: ['query', 'error'] as ('query' | 'error')[],
     logger: new OrmLog(options.logger, options.onQuery),
   };
   let dataSource: DataSource;
+  let guard: MysqlPoolGuard | null = null;
   // The embedded database's file and connection (prepareDatabase hands it over), for its checkpointer.
   const embedded: { file?: string; connection?: SqliteConnection } = {};
   if (options.databaseUrl) {
-    dataSource = new DataSource({
+    const mysql = {
       ...common,
-      type: dialect === 'mariadb' ? 'mariadb' : 'mysql',
+      type: dialect === 'mariadb' ? ('mariadb' as const) : ('mysql' as const),
       url: options.databaseUrl,
       socketPath: mysqlSocketPath(options.databaseUrl) ?? undefined,
       timezone: 'Z',
@@ -127,6 +153,34 @@ export async function openDatabase<E extends EntitySchemas>(
         // cache of 16,000 of them allocates four arrays of that length (~520 KB) per connection.
         maxPreparedStatements: 1,
       },
+    };
+    // Migrations first, on a data source of their own without deadlines: a long ALTER on a
+    // populated database must not hit the limit the gateway's statements run under. Two
+    // connections: one holds the migration lock while the other runs them.
+    const migrator = new DataSource({ ...mysql, extra: { ...mysql.extra, connectionLimit: 2 } });
+    await migrator.initialize();
+    try {
+      await runMigrationsOnce(migrator, dialect);
+    } finally {
+      await migrator.destroy();
+    }
+    guard = new MysqlPoolGuard({
+      url: options.databaseUrl,
+      poolSize: options.poolSize,
+      connectTimeoutMs,
+      queryTimeoutMs,
+      limitSql: statementLimitSql(dialect === 'mariadb' ? 'mariadb' : 'mysql', queryTimeoutMs),
+      logger: options.logger,
+    });
+    dataSource = new DataSource({
+      ...mysql,
+      // mysql2's per-query timeout: a statement the server does not answer (it ends slow ones
+      // itself, at the limit) fails a little later, and StatementWatch discards its connection.
+      enableQueryTimeout: true,
+      maxQueryExecutionTime: queryTimeoutMs + CLIENT_GRACE_MS,
+      subscribers: [StatementWatch],
+      // The guard opens the sockets (see MysqlPoolGuard.stream).
+      extra: { ...mysql.extra, stream: guard.stream },
     });
   } else {
     mkdirSync(options.dataDir, { recursive: true });
@@ -135,6 +189,7 @@ export async function openDatabase<E extends EntitySchemas>(
       ...common,
       type: 'better-sqlite3',
       database: embedded.file,
+      subscribers: [StatementWatch],
       // WAL with synchronous=NORMAL: a commit is one write to the WAL, fsynced at checkpoints
       // instead of at every commit (FULL's fsync per commit serialised every turn change behind
       // the disk). A crash of the gateway loses nothing; a power loss may lose the last commits,
@@ -147,28 +202,22 @@ export async function openDatabase<E extends EntitySchemas>(
       },
     });
   }
-  // Migrations run here, before the guard: a long ALTER must not hit the statement deadline.
+  const observe: StatementObserver = options.observeStatement ?? ((_sql, run) => run());
+  watched.set(dataSource, { observe, guard });
   await dataSource.initialize();
-  try {
-    await runMigrationsOnce(dataSource, dialect);
-  } catch (e) {
-    await dataSource.destroy();
-    throw e;
+  if (!guard) {
+    try {
+      await runMigrationsOnce(dataSource, dialect);
+    } catch (e) {
+      await dataSource.destroy();
+      throw e;
+    }
   }
   const checkpointer =
     embedded.file && embedded.connection ? new SqliteCheckpointer(embedded.file, embedded.connection, options.logger) : null;
-  let guard: MysqlStoreGuard | null = null;
-  if (options.databaseUrl) {
-    guard = new MysqlStoreGuard({
-      url: options.databaseUrl,
-      connectTimeoutMs,
-      queryTimeoutMs: options.queryTimeoutMs ?? 30_000,
-      logger: options.logger,
-    });
-    guard.attach((dataSource.driver as unknown as { pool: Parameters<MysqlStoreGuard['attach']>[0] }).pool);
-  }
-  const observe: StatementObserver = options.observeStatement ?? ((_sql, run) => run());
-  typeStoreErrors(dataSource, observe);
+  // TypeORM's MySQL driver keeps mysql2's pool as its public `pool`; only its documented events are used.
+  guard?.attach((dataSource.driver as MysqlDriver).pool as Pool);
+  const guarded = guard ? inTurn(guard) : typed;
   // Plain reads: batched into one round trip on MySQL, on their own thread on SQLite.
   const reader = embedded.file ? new SqliteReader(embedded.file, options.logger) : null;
   const read: (sql: string, params: readonly SqlValue[]) => Promise<unknown[]> = reader
@@ -176,42 +225,50 @@ export async function openDatabase<E extends EntitySchemas>(
         options.onQuery?.(sql);
         return observe(sql, () => reader.read(sql, bindSqlite(params)));
       }
-    : batchedReads(new ReadBatcher(dataSource));
+    : batchedReads(new ReadBatcher((sql, params) => guarded(() => dataSource.query(sql, params))));
   // One connection: a second BEGIN while one is open would nest as a savepoint, so one writer orders them (and groups commits).
   const writer = dialect === 'sqlite' ? sqliteWriter(dataSource) : null;
   const rowGuard = guardFor(dialect);
-  const transaction = <T>(work: (em: EntityManager) => Promise<T>): Promise<T> =>
-    writer ? writer.alone(work) : retryDeadlocks(() => dataSource.transaction(work));
 
   return {
     dataSource,
     dialect,
     entities,
-    transaction,
+    run<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
+      // better-sqlite3 has one connection, which every manager shares.
+      if (!guard) return typed(() => work(dataSource.manager));
+      return guarded(async () => {
+        const runner = dataSource.createQueryRunner('master');
+        try {
+          return await work(runner.manager);
+        } finally {
+          await runner.release();
+        }
+      });
+    },
+    transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
+      if (writer) return typed(() => writer.alone(work));
+      return guarded(() => retryDeadlocks(() => dataSource.transaction(work)));
+    },
     sqlTransaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
-      if (writer) return writer.grouped(work);
-      return retryDeadlocks(() => mysqlTransaction(dataSource.createQueryRunner('master'), rowGuard, work));
+      if (writer) return typed(() => writer.grouped(work));
+      return guarded(() => retryDeadlocks(() => mysqlTransaction(dataSource.createQueryRunner('master'), rowGuard, work)));
     },
     async read<R>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
       return (await read(sql, params)) as R[];
     },
     async ping() {
       if (guard) await guard.ping();
-      else await dataSource.query('SELECT 1');
+      else await typed(() => dataSource.query('SELECT 1'));
     },
     poolUse() {
-      if (!options.databaseUrl) return null;
-      const pool = (dataSource.driver as unknown as { pool?: MysqlPoolInternals }).pool;
-      if (!pool) return null;
-      const size = pool._allConnections?.length ?? 0;
-      const idle = pool._freeConnections?.length ?? 0;
-      return { size: options.poolSize, inUse: size - idle, idle, waiting: pool._connectionQueue?.length ?? 0 };
+      return guard ? { size: options.poolSize, ...guard.use() } : null;
     },
     async close() {
       guard?.close();
       await writer?.settled();
       try {
-        if (dataSource.isInitialized) await dataSource.destroy();
+        if (dataSource.isInitialized) await (guard ? endPool(dataSource, guard, options.logger) : dataSource.destroy());
       } finally {
         // Joined here: nothing of the database is left running once close settles.
         await reader?.close();
@@ -219,6 +276,107 @@ export async function openDatabase<E extends EntitySchemas>(
       }
     },
   };
+}
+
+/** Errors of an unreachable store typed as StoreUnavailableError (db-errors.ts), in one place. */
+async function typed<T>(op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (e) {
+    throw typedStoreError(e);
+  }
+}
+
+/**
+ * `typed`, inside a turn at the MySQL pool: fails at once while the store is down, and an
+ * unreachable store makes the guard probe it.
+ */
+const inTurn =
+  (guard: MysqlPoolGuard) =>
+  async <T>(op: () => Promise<T>): Promise<T> => {
+    const leave = await guard.enter();
+    try {
+      return await op();
+    } catch (e) {
+      const error = typedStoreError(e);
+      if (error instanceof StoreUnavailableError) guard.suspect();
+      throw error;
+    } finally {
+      leave();
+    }
+  };
+
+/** Longest close waits for the pool's goodbyes before it destroys what is still open. */
+const CLOSE_GRACE_MS = 2_000;
+
+/**
+ * Ends the pool (TypeORM's destroy: mysql2 sends each connection's Quit after what it runs
+ * now). Bounded: a connection still waiting on a server that no longer answers would hold
+ * that up forever, so after CLOSE_GRACE_MS every socket still open is destroyed, and so are
+ * those the goodbyes left half-closed.
+ */
+async function endPool(dataSource: DataSource, guard: MysqlPoolGuard, logger: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const ended = dataSource.destroy().then(
+    () => true,
+    (err: unknown) => {
+      logger.debug({ err }, 'the database pool ended with an error');
+      return true;
+    },
+  );
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), CLOSE_GRACE_MS);
+  });
+  const inTime = await Promise.race([ended, late]);
+  clearTimeout(timer);
+  if (!inTime) logger.warn({ graceMs: CLOSE_GRACE_MS }, 'database connections did not close in time; their sockets are destroyed');
+  guard.destroySockets();
+}
+
+/** What StatementWatch does for one data source. */
+interface Watched {
+  readonly observe: StatementObserver;
+  readonly guard: MysqlPoolGuard | null;
+}
+const watched = new WeakMap<DataSource, Watched>();
+/** Statements of each runner under observation, oldest first: a connection answers in order. */
+const observing = new WeakMap<QueryRunner, ((error?: Error) => void)[]>();
+
+/**
+ * TypeORM's documented query events, for every statement of a data source openDatabase made:
+ * each is observed (metrics, traces: the observer's `run` settles when the statement does),
+ * and on MySQL a connection whose statement missed the client's deadline is discarded: mysql2
+ * leaves that statement in place and would queue the connection's next statements behind it,
+ * and the pool's end would wait for it.
+ */
+@EventSubscriber()
+class StatementWatch implements EntitySubscriberInterface {
+  beforeQuery(event: BeforeQueryEvent): void {
+    const hooks = watched.get(event.dataSource);
+    if (!hooks) return;
+    let settle: (error?: Error) => void = () => undefined;
+    const done = new Promise<void>((resolve, reject) => {
+      settle = (error) => (error === undefined ? resolve() : reject(error));
+    });
+    // The observer's failure outcome; the statement's caller gets the error itself.
+    done.catch(() => undefined);
+    void hooks.observe(event.query, () => done).catch(() => undefined);
+    const queue = observing.get(event.queryRunner);
+    if (queue) queue.push(settle);
+    else observing.set(event.queryRunner, [settle]);
+  }
+
+  async afterQuery(event: AfterQueryEvent): Promise<void> {
+    const error = event.error instanceof Error ? event.error : new Error('statement failed');
+    observing.get(event.queryRunner)?.shift()?.(event.success ? undefined : error);
+    const guard = watched.get(event.dataSource)?.guard;
+    if (event.success || !guard) return;
+    if (isDatabaseUnavailable(event.error)) guard.suspect();
+    if ((event.error as { code?: unknown } | undefined)?.code !== CLIENT_TIMEOUT_CODE) return;
+    // connect() is the runner's documented way to its connection: here the one it holds.
+    guard.discard((await event.queryRunner.connect()) as PoolConnection);
+    guard.discardIdle();
+  }
 }
 
 const batchedReads =
@@ -274,45 +432,6 @@ function sqliteTransaction(runner: QueryRunner): SqlTransaction {
       return results;
     },
   };
-}
-
-/**
- * Every statement goes through a query runner, so this is where "the database cannot be
- * reached" becomes one typed error (StoreUnavailableError, SERVICE_UNAVAILABLE) for every
- * caller; other errors pass unchanged.
- */
-function typeStoreErrors(dataSource: DataSource, observe: StatementObserver): void {
-  const driver = dataSource.driver;
-  const create = driver.createQueryRunner.bind(driver);
-  // better-sqlite3 hands out the same runner every time: wrapping it again on each hand-out
-  // would stack one more wrapper per statement until the stack overflows.
-  const wrapped = new WeakSet<object>();
-  driver.createQueryRunner = (mode) => {
-    const runner = create(mode);
-    if (wrapped.has(runner)) return runner;
-    wrapped.add(runner);
-    const connect = runner.connect.bind(runner);
-    const query = runner.query.bind(runner) as (...args: unknown[]) => Promise<unknown>;
-    runner.connect = () =>
-      connect().catch((e: unknown) => {
-        throw typedStoreError(e);
-      });
-    // query's overloads cannot be restated generically; arguments and result pass through.
-    (runner as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = (...args) =>
-      observe(String(args[0]), () =>
-        query(...args).catch((e: unknown) => {
-          throw typedStoreError(e);
-        }),
-      );
-    return runner;
-  };
-}
-
-/** mysql2 keeps its pool's counts in these (undocumented, stable since mysql2 1.x) arrays; read only for metrics. */
-interface MysqlPoolInternals {
-  readonly _allConnections?: { readonly length: number };
-  readonly _freeConnections?: { readonly length: number };
-  readonly _connectionQueue?: { readonly length: number };
 }
 
 class OrmLog implements OrmLogger {

@@ -30,6 +30,12 @@ export class StoreUnavailableError extends UnavailableError {
   }
 }
 
+/**
+ * The server ended a statement at the gateway's deadline (MariaDB's max_statement_time,
+ * MySQL's max_execution_time): as unavailable as a server that did not answer in time.
+ */
+const STATEMENT_TIMEOUT_ERRNOS = new Set([1969, 3024]);
+
 /** MySQL's deadlock and lock-wait-timeout errors: the transaction may simply be run again. */
 const DEADLOCK_ERRNOS = new Set([1213, 1205]);
 const DUPLICATE_KEY_ERRNO = 1062;
@@ -60,8 +66,9 @@ function errnoOf(e: unknown): unknown {
 export function isDatabaseUnavailable(e: unknown): boolean {
   for (let current: unknown = e, depth = 0; current && depth < 4; depth++) {
     if (current instanceof StoreUnavailableError) return true;
-    const err = current as { code?: unknown; driverError?: unknown; cause?: unknown; message?: unknown };
+    const err = current as { code?: unknown; errno?: unknown; driverError?: unknown; cause?: unknown; message?: unknown };
     if (typeof err.code === 'string' && UNAVAILABLE_CODES.has(err.code)) return true;
+    if (typeof err.errno === 'number' && STATEMENT_TIMEOUT_ERRNOS.has(err.errno)) return true;
     if (typeof err.message === 'string' && /Connection lost|connection is in closed state|Pool is closed/i.test(err.message)) {
       return true;
     }

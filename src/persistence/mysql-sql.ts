@@ -1,5 +1,5 @@
 import { createConnection } from 'mysql2/promise';
-import type { DataSource, QueryRunner } from 'typeorm';
+import type { QueryRunner } from 'typeorm';
 import { isGuardFailure, StoreUnavailableError } from './db-errors';
 import { dialectOf, type Dialect } from './dialect';
 import { StaleReadError, type SqlResult, type SqlTransaction, type SqlValue, type Statement } from './sql';
@@ -88,7 +88,8 @@ interface PendingRead {
 export class ReadBatcher {
   private pending: PendingRead[] = [];
 
-  constructor(private readonly dataSource: DataSource) {}
+  /** `query` runs one (multi-)statement query on a pooled connection, its errors typed (Database's facade). */
+  constructor(private readonly query: (sql: string, params: unknown[]) => Promise<unknown[]>) {}
 
   read(sql: string, params: readonly SqlValue[]): Promise<unknown[]> {
     return new Promise((resolve, reject) => {
@@ -107,12 +108,12 @@ export class ReadBatcher {
   private async send(batch: readonly PendingRead[]): Promise<void> {
     const [only] = batch;
     if (batch.length === 1 && only) {
-      await this.dataSource.query(only.statement.sql, [...only.statement.params]).then(only.resolve, only.reject);
+      await this.query(only.statement.sql, [...only.statement.params]).then(only.resolve, only.reject);
       return;
     }
     let raw: unknown;
     try {
-      raw = await this.dataSource.query(
+      raw = await this.query(
         joinStatements(batch.map((r) => r.statement.sql)),
         batch.flatMap((r) => r.statement.params),
       );

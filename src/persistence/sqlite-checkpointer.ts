@@ -1,5 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger';
+import type { CheckpointerData, FromCheckpointer, ToCheckpointer } from './sqlite-checkpointer.worker';
+import { workerFile } from './worker-file';
 
 /** The connection a store writes through: better-sqlite3's (TypeORM's prepareDatabase hands it over too). */
 export interface SqliteConnection {
@@ -34,97 +36,6 @@ const WAL_FILE_LIMIT_BYTES = 64 * 1024 * 1024;
 /** SQLite's default threshold, back on the main connection if the worker cannot checkpoint its database. */
 const DEFAULT_PAGES = 1000;
 
-/** What the main thread tells the worker. */
-type ToWorker = { readonly open: number; readonly file: string } | { readonly close: number } | { readonly stop: true };
-/** What the worker answers: a connection closed, or a database it failed on (`fatal`: it could not open it). */
-type FromWorker = { readonly closed: number } | { readonly failed: number; readonly error: string; readonly fatal: boolean };
-
-/**
- * The worker's script, plain JavaScript handed over as text: it runs the same from dist/ and
- * under ts-jest, which would hand a worker a .ts file plain node cannot run. It checkpoints
- * through its own connection to each database, once the WAL holds CHECKPOINT_FRAMES more
- * frames than its last checkpoint copied. How many frames the WAL holds it reads from the
- * -wal file (https://www.sqlite.org/fileformat2.html#walformat): the frames written since the
- * WAL last started over carry the salt of its header; the older ones after them in the file,
- * another. It never opens the -shm file, on which SQLite holds POSIX locks (closing any
- * descriptor of a file drops the process's locks on it); SQLite locks nothing in the -wal file.
- */
-const WORKER_SCRIPT = `
-'use strict';
-const { parentPort, workerData } = require('node:worker_threads');
-const { closeSync, fstatSync, openSync, readSync } = require('node:fs');
-const Database = require(workerData.driver);
-const { checkpointFrames, pollMs } = workerData;
-const databases = new Map();
-const failure = (e) => (e instanceof Error ? e.stack || e.message : String(e));
-const header = Buffer.alloc(32);
-const salt = Buffer.alloc(8);
-
-/** The WAL's frames since it last started over, and its salt (null before any). */
-function framesOf(d) {
-  if (d.wal === null) {
-    try {
-      d.wal = openSync(d.file + '-wal', 'r');
-    } catch {
-      return { frames: 0, salt: null };
-    }
-  }
-  if (readSync(d.wal, header, 0, 32, 0) < 32) return { frames: 0, salt: null };
-  const frameBytes = header.readUInt32BE(8) + 24;
-  const current = header.subarray(16, 24);
-  const isCurrent = (i) => readSync(d.wal, salt, 0, 8, 32 + i * frameBytes + 8) === 8 && salt.equals(current);
-  // Frames [0, low) are the current WAL's, [high, total) older ones.
-  let low = 0;
-  let high = Math.floor((fstatSync(d.wal).size - 32) / frameBytes);
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (isCurrent(mid)) low = mid + 1;
-    else high = mid;
-  }
-  return { frames: low, salt: current.toString('hex') };
-}
-
-const timer = setInterval(() => {
-  for (const [id, d] of databases) {
-    try {
-      const wal = framesOf(d);
-      const copied = wal.salt === d.salt ? d.copied : 0;
-      if (wal.frames - copied < checkpointFrames) continue;
-      const [result] = d.db.pragma('wal_checkpoint(PASSIVE)');
-      d.salt = wal.salt;
-      d.copied = result.checkpointed;
-      d.failing = false;
-    } catch (e) {
-      // Once until a checkpoint succeeds again, not at every poll.
-      if (!d.failing) parentPort.postMessage({ failed: id, error: failure(e), fatal: false });
-      d.failing = true;
-    }
-  }
-}, pollMs);
-
-parentPort.on('message', (m) => {
-  if (m.open !== undefined) {
-    try {
-      const db = new Database(m.file, { fileMustExist: true });
-      databases.set(m.open, { file: m.file, db, wal: null, salt: null, copied: 0, failing: false });
-    } catch (e) {
-      parentPort.postMessage({ failed: m.open, error: failure(e), fatal: true });
-    }
-  } else if (m.close !== undefined) {
-    const d = databases.get(m.close);
-    databases.delete(m.close);
-    if (d) {
-      if (d.wal !== null) closeSync(d.wal);
-      d.db.close();
-    }
-    parentPort.postMessage({ closed: m.close });
-  } else {
-    clearInterval(timer);
-    parentPort.close();
-  }
-});
-`;
-
 /** A database the worker checkpoints, as the main thread knows it. */
 interface Checkpointed {
   readonly file: string;
@@ -147,11 +58,10 @@ class CheckpointThread {
   private error: unknown = null;
 
   constructor() {
-    this.worker = new Worker(WORKER_SCRIPT, {
-      eval: true,
-      workerData: { driver: require.resolve('better-sqlite3'), checkpointFrames: CHECKPOINT_FRAMES, pollMs: POLL_MS },
+    this.worker = new Worker(workerFile('sqlite-checkpointer.worker'), {
+      workerData: { checkpointFrames: CHECKPOINT_FRAMES, pollMs: POLL_MS } satisfies CheckpointerData,
     });
-    this.worker.on('message', (m: FromWorker) => this.received(m));
+    this.worker.on('message', (m: FromCheckpointer) => this.received(m));
     this.worker.on('error', (e) => {
       this.error = e;
     });
@@ -195,11 +105,11 @@ class CheckpointThread {
     await this.exited;
   }
 
-  private send(message: ToWorker): void {
+  private send(message: ToCheckpointer): void {
     this.worker.postMessage(message);
   }
 
-  private received(m: FromWorker): void {
+  private received(m: FromCheckpointer): void {
     if ('closed' in m) {
       this.closing.get(m.closed)?.();
       return;

@@ -1,63 +1,11 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger';
 import { StoreUnavailableError, typedStoreError } from './db-errors';
+import type { FromReader, Read, ReaderData, ToReader } from './sqlite-reader.worker';
+import { workerFile } from './worker-file';
 
 /** Prepared statements the worker keeps, least recently used dropped first (a list's text varies with its filters). */
 const STATEMENT_CACHE = 256;
-
-interface Read {
-  readonly id: number;
-  readonly sql: string;
-  readonly params: readonly unknown[];
-}
-/** What the main thread asks: the reads asked for together, or to stop once the reads before it are answered. */
-type ToWorker = { readonly reads: readonly Read[] } | { readonly stop: true };
-/** What the worker answers for read `id`: its rows, or the error SQLite raised. */
-type Answer = { readonly id: number; readonly rows: unknown[] } | { readonly id: number; readonly error: string; readonly code: string | null };
-/** The answers to one message's reads, in one message. */
-type FromWorker = { readonly answers: readonly Answer[] };
-
-/**
- * The worker's script, plain JavaScript handed over as text (it runs the same from dist/ and
- * under ts-jest; see sqlite-checkpointer.ts). Its connection is read-only: under WAL it reads
- * the last commit while the main connection writes, and a write sent to it fails.
- */
-const WORKER_SCRIPT = `
-'use strict';
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-const db = new Database(workerData.file, { readonly: true, fileMustExist: true });
-const statements = new Map();
-
-function statementOf(sql) {
-  let statement = statements.get(sql);
-  if (statement) {
-    statements.delete(sql);
-  } else {
-    statement = db.prepare(sql);
-    if (statements.size >= workerData.cacheSize) statements.delete(statements.keys().next().value);
-  }
-  statements.set(sql, statement);
-  return statement;
-}
-
-function answer(read) {
-  try {
-    return { id: read.id, rows: statementOf(read.sql).all(...read.params) };
-  } catch (e) {
-    return { id: read.id, error: e instanceof Error ? e.message : String(e), code: typeof e.code === 'string' ? e.code : null };
-  }
-}
-
-parentPort.on('message', (m) => {
-  if (m.stop) {
-    db.close();
-    parentPort.close();
-    return;
-  }
-  parentPort.postMessage({ answers: m.reads.map(answer) });
-});
-`;
 
 interface Pending {
   /** The thread the read went to: a thread lost fails its own reads, not those sent to the next one. */
@@ -116,17 +64,16 @@ export class SqliteReader {
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     worker.ref();
     this.send(worker);
-    worker.postMessage({ stop: true } satisfies ToWorker);
+    worker.postMessage({ stop: true } satisfies ToReader);
     await exited;
   }
 
   private start(): Worker {
-    const worker = new Worker(WORKER_SCRIPT, {
-      eval: true,
-      workerData: { file: this.file, driver: require.resolve('better-sqlite3'), cacheSize: STATEMENT_CACHE },
+    const worker = new Worker(workerFile('sqlite-reader.worker'), {
+      workerData: { file: this.file, cacheSize: STATEMENT_CACHE } satisfies ReaderData,
     });
     worker.unref();
-    worker.on('message', (m: FromWorker) => this.answered(worker, m));
+    worker.on('message', (m: FromReader) => this.answered(worker, m));
     worker.on('error', (e) => this.lost(worker, e));
     worker.on('exit', (code) => this.lost(worker, new Error(`reader thread exited with code ${code}`)));
     return worker;
@@ -139,10 +86,10 @@ export class SqliteReader {
   private send(worker = this.worker): void {
     const reads = this.queued;
     this.queued = [];
-    if (reads.length > 0) worker?.postMessage({ reads } satisfies ToWorker);
+    if (reads.length > 0) worker?.postMessage({ reads } satisfies ToReader);
   }
 
-  private answered(worker: Worker, m: FromWorker): void {
+  private answered(worker: Worker, m: FromReader): void {
     for (const answer of m.answers) {
       const waiting = this.pending.get(answer.id);
       if (!waiting) continue;

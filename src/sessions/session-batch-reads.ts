@@ -19,66 +19,77 @@ export class SessionBatchReads implements SessionBatchReader, ChainTurnSource {
 
   async sessionsByIds(caller: Caller, ids: readonly string[]): Promise<SessionRecord[]> {
     if (ids.length === 0) return [];
-    const qb = this.db.dataSource.manager.createQueryBuilder(this.db.entities.sessions, 's');
-    applyVisibility(qb, caller, isAdmin(caller));
-    const rows = await qb.andWhere('s.id IN (:...ids)', { ids: [...ids] }).getMany();
+    const rows = await this.db.run((em) => {
+      const qb = em.createQueryBuilder(this.db.entities.sessions, 's');
+      applyVisibility(qb, caller, isAdmin(caller));
+      return qb.andWhere('s.id IN (:...ids)', { ids: [...ids] }).getMany();
+    });
     return rows.map(toSessionRecord);
   }
 
   async sessionsInOrg(scope: OrgScope, ids: readonly string[]): Promise<SessionRecord[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.dataSource.manager
-      .createQueryBuilder(this.db.entities.sessions, 's')
-      .where('s.orgId = :org', { org: scope.orgId })
-      .andWhere('s.id IN (:...ids)', { ids: [...ids] })
-      .getMany();
+    const rows = await this.db.run((em) =>
+      em
+        .createQueryBuilder(this.db.entities.sessions, 's')
+        .where('s.orgId = :org', { org: scope.orgId })
+        .andWhere('s.id IN (:...ids)', { ids: [...ids] })
+        .getMany(),
+    );
     return rows.map(toSessionRecord);
   }
 
   /** Per-event loaders of subscriptions read turns this way. */
   async turnsByIds(caller: Caller, ids: readonly string[]): Promise<TurnRecord[]> {
     if (ids.length === 0) return [];
-    const visible = this.db.dataSource.manager.createQueryBuilder(this.db.entities.sessions, 's').select('s.id');
-    applyVisibility(visible, caller, isAdmin(caller));
-    const rows = await this.db.dataSource.manager
-      .createQueryBuilder(this.db.entities.turns, 't')
-      .where('t.orgId = :turnOrg', { turnOrg: caller.orgId })
-      .andWhere('t.id IN (:...turnIds)', { turnIds: [...ids] })
-      .andWhere(`t.sessionId IN (${visible.getQuery()})`)
-      .setParameters(visible.getParameters())
-      .getMany();
+    const rows = await this.db.run((em) => {
+      const visible = em.createQueryBuilder(this.db.entities.sessions, 's').select('s.id');
+      applyVisibility(visible, caller, isAdmin(caller));
+      return em
+        .createQueryBuilder(this.db.entities.turns, 't')
+        .where('t.orgId = :turnOrg', { turnOrg: caller.orgId })
+        .andWhere('t.id IN (:...turnIds)', { turnIds: [...ids] })
+        .andWhere(`t.sessionId IN (${visible.getQuery()})`)
+        .setParameters(visible.getParameters())
+        .getMany();
+    });
     return rows.map(toTurnRecord);
   }
 
   async lastTurnsOf(scope: OrgScope, sessions: readonly Pick<SessionRecord, 'id' | 'turnCount'>[]): Promise<TurnRecord[]> {
     const withTurns = sessions.filter((s) => s.turnCount > 0);
     if (withTurns.length === 0) return [];
-    const qb = this.db.dataSource.manager
-      .createQueryBuilder(this.db.entities.turns, 't')
-      .where('t.orgId = :org', { org: scope.orgId });
     const params: Record<string, string | number> = {};
     const pairs = withTurns.map((s, i) => {
       params[`s${i}`] = s.id;
       params[`n${i}`] = s.turnCount;
       return `(t.sessionId = :s${i} AND t.sequenceNumber = :n${i})`;
     });
-    const rows = await qb.andWhere(`(${pairs.join(' OR ')})`, params).getMany();
+    const rows = await this.db.run((em) =>
+      em
+        .createQueryBuilder(this.db.entities.turns, 't')
+        .where('t.orgId = :org', { org: scope.orgId })
+        .andWhere(`(${pairs.join(' OR ')})`, params)
+        .getMany(),
+    );
     return rows.map(toTurnRecord);
   }
 
   async participantsOf(scope: OrgScope, sessionIds: readonly string[]): Promise<Map<string, EntityHeader[]>> {
     const result = new Map<string, EntityHeader[]>(sessionIds.map((id) => [id, []]));
     if (sessionIds.length === 0) return result;
-    const rows = await this.db.dataSource.manager
-      .createQueryBuilder(this.db.entities.participants, 'p')
-      .where('p.orgId = :org', { org: scope.orgId })
-      .andWhere('p.sessionId IN (:...ids)', { ids: [...sessionIds] })
-      // The owner first even when someone joined in the same millisecond, then in joining order.
-      .innerJoin(this.db.entities.sessions.options.name, 's', 's.id = p.sessionId')
-      .orderBy('CASE WHEN p.user_id = s.owner_user_id THEN 0 ELSE 1 END', 'ASC')
-      .addOrderBy('p.joinedDate', 'ASC')
-      .addOrderBy('p.userId', 'ASC')
-      .getMany();
+    const rows = await this.db.run((em) =>
+      em
+        .createQueryBuilder(this.db.entities.participants, 'p')
+        .where('p.orgId = :org', { org: scope.orgId })
+        .andWhere('p.sessionId IN (:...ids)', { ids: [...sessionIds] })
+        // The owner first even when someone joined in the same millisecond, then in joining order.
+        .innerJoin(this.db.entities.sessions.options.name, 's', 's.id = p.sessionId')
+        .orderBy('CASE WHEN p.user_id = s.owner_user_id THEN 0 ELSE 1 END', 'ASC')
+        .addOrderBy('p.joinedDate', 'ASC')
+        .addOrderBy('p.userId', 'ASC')
+        .getMany(),
+    );
     for (const row of rows) result.get(row.sessionId)?.push({ id: row.userId, text: row.userName });
     return result;
   }
@@ -94,15 +105,15 @@ export class SessionBatchReads implements SessionBatchReader, ChainTurnSource {
     const status = (alias: string) => (window.status ? ` AND ${alias}.status = ?` : '');
     const statusParams = window.status ? [window.status] : [];
     const [only] = sessionIds;
-    const rows =
+    const rows = await this.db.run((em) =>
       sessionIds.length === 1
-        ? await this.db.dataSource.query<RawTurnRow[]>(
+        ? em.query<RawTurnRow[]>(
             `SELECT ${TURN_COLUMNS} FROM agent_session_turns t
               WHERE t.org_id = ? AND t.session_id = ? AND t.sequence_number > ?${status('t')}
               ORDER BY t.sequence_number ASC LIMIT ?`,
             [scope.orgId, only, window.afterSequence, ...statusParams, window.limit],
           )
-        : await this.db.dataSource.query<RawTurnRow[]>(
+        : em.query<RawTurnRow[]>(
             `SELECT ${TURN_COLUMNS} FROM agent_session_turns t
               INNER JOIN (SELECT r.id, ROW_NUMBER() OVER (PARTITION BY r.session_id ORDER BY r.sequence_number) AS rn
                 FROM agent_session_turns r
@@ -110,7 +121,8 @@ export class SessionBatchReads implements SessionBatchReader, ChainTurnSource {
                 ON w.id = t.id AND w.rn <= ?
               ORDER BY t.sequence_number ASC`,
             [scope.orgId, ...sessionIds, window.afterSequence, ...statusParams, window.limit],
-          );
+          ),
+    );
     for (const row of rows) result.get(row.session_id)?.push(toTurnRecord(turnRowOf(row)));
     return result;
   }
@@ -134,15 +146,17 @@ export class SessionBatchReads implements SessionBatchReader, ChainTurnSource {
   async countTurns(scope: OrgScope, sessionIds: readonly string[], status: TurnStatus): Promise<Map<string, number>> {
     const result = new Map<string, number>(sessionIds.map((id) => [id, 0]));
     if (sessionIds.length === 0) return result;
-    const rows = await this.db.dataSource.manager
-      .createQueryBuilder(this.db.entities.turns, 't')
-      .select('t.sessionId', 'sessionId')
-      .addSelect('COUNT(*)', 'n')
-      .where('t.orgId = :org', { org: scope.orgId })
-      .andWhere('t.sessionId IN (:...ids)', { ids: [...sessionIds] })
-      .andWhere('t.status = :status', { status })
-      .groupBy('t.sessionId')
-      .getRawMany<{ sessionId: string; n: string | number }>();
+    const rows = await this.db.run((em) =>
+      em
+        .createQueryBuilder(this.db.entities.turns, 't')
+        .select('t.sessionId', 'sessionId')
+        .addSelect('COUNT(*)', 'n')
+        .where('t.orgId = :org', { org: scope.orgId })
+        .andWhere('t.sessionId IN (:...ids)', { ids: [...sessionIds] })
+        .andWhere('t.status = :status', { status })
+        .groupBy('t.sessionId')
+        .getRawMany<{ sessionId: string; n: string | number }>(),
+    );
     for (const row of rows) result.set(row.sessionId, Number(row.n));
     return result;
   }

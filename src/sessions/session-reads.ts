@@ -39,19 +39,18 @@ export class SessionReads implements SessionReader {
   }
 
   async getTurn(caller: Caller, sessionId: string, turnId: string): Promise<TurnRecord | null> {
-    const session = await this.visibleSessionRow(this.db.dataSource.manager, caller, sessionId);
-    if (!session) return null;
-    const row = await this.db.dataSource.manager.findOne(this.db.entities.turns, {
-      where: { id: turnId, sessionId: session.id },
+    const row = await this.db.run(async (em) => {
+      const session = await this.visibleSessionRow(em, caller, sessionId);
+      return session ? em.findOne(this.db.entities.turns, { where: { id: turnId, sessionId: session.id } }) : null;
     });
     return row ? toTurnRecord(row) : null;
   }
 
   async getLastTurn(caller: Caller, sessionId: string): Promise<TurnRecord | null> {
-    const session = await this.visibleSessionRow(this.db.dataSource.manager, caller, sessionId);
-    if (!session || session.turnCount === 0) return null;
-    const row = await this.db.dataSource.manager.findOne(this.db.entities.turns, {
-      where: { sessionId: session.id, sequenceNumber: session.turnCount },
+    const row = await this.db.run(async (em) => {
+      const session = await this.visibleSessionRow(em, caller, sessionId);
+      if (!session || session.turnCount === 0) return null;
+      return em.findOne(this.db.entities.turns, { where: { sessionId: session.id, sequenceNumber: session.turnCount } });
     });
     return row ? toTurnRecord(row) : null;
   }

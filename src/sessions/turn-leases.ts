@@ -38,24 +38,28 @@ export class TurnLeaseStore implements TurnLeases {
   }
 
   async releaseLeases(owner: string): Promise<void> {
-    await this.db.dataSource.manager
-      .createQueryBuilder()
-      .update(this.db.entities.turns)
-      .set({ leaseExpiresAt: this.now() })
-      .where('status = :pending', { pending: 'PENDING' })
-      .andWhere('lease_owner = :owner', { owner })
-      .execute();
+    await this.db.run((em) =>
+      em
+        .createQueryBuilder()
+        .update(this.db.entities.turns)
+        .set({ leaseExpiresAt: this.now() })
+        .where('status = :pending', { pending: 'PENDING' })
+        .andWhere('lease_owner = :owner', { owner })
+        .execute(),
+    );
   }
 
   async expiredTurns(limit: number): Promise<ExpiredTurn[]> {
-    const rows = await this.db.dataSource.manager
-      .createQueryBuilder(this.db.entities.turns, 't')
-      .select(['t.id', 't.sessionId', 't.orgId', 't.pendingToolCalls'])
-      .where('t.status = :pending', { pending: 'PENDING' })
-      .andWhere('t.leaseExpiresAt < :now', { now: this.now() })
-      .orderBy('t.leaseExpiresAt', 'ASC')
-      .take(limit)
-      .getMany();
+    const rows = await this.db.run((em) =>
+      em
+        .createQueryBuilder(this.db.entities.turns, 't')
+        .select(['t.id', 't.sessionId', 't.orgId', 't.pendingToolCalls'])
+        .where('t.status = :pending', { pending: 'PENDING' })
+        .andWhere('t.leaseExpiresAt < :now', { now: this.now() })
+        .orderBy('t.leaseExpiresAt', 'ASC')
+        .take(limit)
+        .getMany(),
+    );
     return rows.map((r) => ({
       orgId: r.orgId,
       sessionId: r.sessionId,

@@ -1,4 +1,4 @@
-import { Brackets, type EntitySchema } from 'typeorm';
+import { Brackets, type EntityManager, type EntitySchema } from 'typeorm';
 import type { Caller } from '../domain/caller';
 import { badInput } from '../domain/errors';
 import { assertPageSize, decodeCursor, encodeCursor, malformedCursor, type Page, type PageRequest } from '../domain/pagination';
@@ -111,8 +111,8 @@ export class TurnProvenance {
     page: PageRequest,
   ): Promise<TurnPage> {
     const first = assertPageSize(page.first);
-    const base = () => {
-      const qb = this.db.dataSource.manager
+    const base = (em: EntityManager) => {
+      const qb = em
         .createQueryBuilder(this.db.entities.turns, 't')
         .innerJoin(index.options.name, 'r', 'r.turnId = t.id')
         .innerJoin(this.db.entities.sessions.options.name, 's', 's.id = r.sessionId')
@@ -121,29 +121,36 @@ export class TurnProvenance {
       applyVisibility(qb, caller, false);
       return qb;
     };
-    const qb = base();
+    let after: { date: Date; turnId: string } | null = null;
     if (page.after !== null) {
       const position = decodeCursor(ORDERING, page.after);
       const date = typeof position.key === 'string' ? new Date(position.key) : new Date(NaN);
       if (Number.isNaN(date.getTime())) throw malformedCursor();
-      qb.andWhere(
-        new Brackets((w) => {
-          w.where('r.creationDate < :cursorDate', { cursorDate: date }).orWhere(
-            new Brackets((tie) => {
-              tie.where('r.creationDate = :cursorDate').andWhere('r.turnId < :cursorTurn', { cursorTurn: position.id });
-            }),
-          );
-        }),
-      );
+      after = { date, turnId: position.id };
     }
-    const rows = await qb.orderBy('r.creationDate', 'DESC').addOrderBy('r.turnId', 'DESC').limit(first + 1).getMany();
+    const rows = await this.db.run((em) => {
+      const qb = base(em);
+      if (after) {
+        const { date, turnId } = after;
+        qb.andWhere(
+          new Brackets((w) => {
+            w.where('r.creationDate < :cursorDate', { cursorDate: date }).orWhere(
+              new Brackets((tie) => {
+                tie.where('r.creationDate = :cursorDate').andWhere('r.turnId < :cursorTurn', { cursorTurn: turnId });
+              }),
+            );
+          }),
+        );
+      }
+      return qb.orderBy('r.creationDate', 'DESC').addOrderBy('r.turnId', 'DESC').limit(first + 1).getMany();
+    });
     const items = rows.slice(0, first).map(toTurnRecord);
     let counted: Promise<number> | null = null;
     return {
       items,
       cursorOf: (t) => encodeCursor(ORDERING, { key: t.creationDate.toISOString(), id: t.id }),
       hasNextPage: rows.length > first,
-      totalCount: () => (counted ??= base().getCount()),
+      totalCount: () => (counted ??= this.db.run((em) => base(em).getCount())),
     };
   }
 }

@@ -30,21 +30,23 @@ export class UsageReport {
     // Through the sessions' (org, last updated) index: adding a turn moves its session's
     // lastUpdatedDate to the turn's creation date, so no session updated before the window
     // has a turn in it.
-    const qb = this.db.dataSource.manager
-      .createQueryBuilder(this.db.entities.turns, 't')
-      .innerJoin(this.db.entities.sessions.options.name, 's', 's.id = t.sessionId')
-      .select(day, 'day')
-      .addSelect('t.status', 'status')
-      .addSelect('COUNT(*)', 'turns')
-      .addSelect('COALESCE(SUM(t.estimatedCostUsd), 0)', 'cost')
-      .where('s.orgId = :org', { org: caller.orgId })
-      .andWhere('s.lastUpdatedDate >= :since', { since })
-      .andWhere('t.orgId = :org')
-      .andWhere('t.creationDate >= :since')
-      // A fork's copies of earlier turns were counted (and charged) as the turns they copy.
-      .andWhere('NOT EXISTS (SELECT 1 FROM agent_session_turn_copies c WHERE c.turn_id = t.id)');
-    if (!orgWide) qb.andWhere('t.createdByUserId = :user', { user: caller.userId });
-    const raw = await qb.groupBy('day').addGroupBy('t.status').getRawMany<RawRow>();
+    const raw = await this.db.run((em) => {
+      const qb = em
+        .createQueryBuilder(this.db.entities.turns, 't')
+        .innerJoin(this.db.entities.sessions.options.name, 's', 's.id = t.sessionId')
+        .select(day, 'day')
+        .addSelect('t.status', 'status')
+        .addSelect('COUNT(*)', 'turns')
+        .addSelect('COALESCE(SUM(t.estimatedCostUsd), 0)', 'cost')
+        .where('s.orgId = :org', { org: caller.orgId })
+        .andWhere('s.lastUpdatedDate >= :since', { since })
+        .andWhere('t.orgId = :org')
+        .andWhere('t.creationDate >= :since')
+        // A fork's copies of earlier turns were counted (and charged) as the turns they copy.
+        .andWhere('NOT EXISTS (SELECT 1 FROM agent_session_turn_copies c WHERE c.turn_id = t.id)');
+      if (!orgWide) qb.andWhere('t.createdByUserId = :user', { user: caller.userId });
+      return qb.groupBy('day').addGroupBy('t.status').getRawMany<RawRow>();
+    });
     const rows: UsageAggregateRow[] = raw.flatMap((r) =>
       isTurnStatus(r.status) ? [{ date: String(r.day), status: r.status, turns: Number(r.turns), estimatedCostUsd: Number(r.cost ?? 0) }] : [],
     );

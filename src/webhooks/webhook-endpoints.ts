@@ -67,10 +67,12 @@ export class WebhookEndpoints {
 
   async list(caller: Caller): Promise<WebhookEndpointRecord[]> {
     assertAdmin(caller);
-    const rows = await this.db.dataSource.manager.find(this.db.entities.webhookEndpoints, {
-      where: { orgId: caller.orgId },
-      order: { createdDate: 'ASC', id: 'ASC' },
-    });
+    const rows = await this.db.run((em) =>
+      em.find(this.db.entities.webhookEndpoints, {
+        where: { orgId: caller.orgId },
+        order: { createdDate: 'ASC', id: 'ASC' },
+      }),
+    );
     return rows.map(toEndpointRecord);
   }
 
@@ -80,13 +82,13 @@ export class WebhookEndpoints {
    */
   async endpointsByIds(caller: Caller, ids: readonly string[]): Promise<WebhookEndpointRecord[]> {
     if (!isAdmin(caller) || ids.length === 0) return [];
-    const rows = await this.db.dataSource.manager.find(this.db.entities.webhookEndpoints, { where: { orgId: caller.orgId, id: In([...ids]) } });
+    const rows = await this.db.run((em) => em.find(this.db.entities.webhookEndpoints, { where: { orgId: caller.orgId, id: In([...ids]) } }));
     return rows.map(toEndpointRecord);
   }
 
   async deliveriesByIds(caller: Caller, ids: readonly string[]): Promise<WebhookDeliveryRecord[]> {
     if (!isAdmin(caller) || ids.length === 0) return [];
-    const rows = await this.db.dataSource.manager.find(this.db.entities.webhookDeliveries, { where: { orgId: caller.orgId, id: In([...ids]) } });
+    const rows = await this.db.run((em) => em.find(this.db.entities.webhookDeliveries, { where: { orgId: caller.orgId, id: In([...ids]) } }));
     return rows.map(toDeliveryRecord);
   }
 
@@ -165,8 +167,6 @@ export class WebhookEndpoints {
   async deliveries(caller: Caller, endpointId: string, page: PageRequest): Promise<Page<WebhookDeliveryRecord>> {
     assertAdmin(caller);
     const first = assertPageSize(page.first);
-    const em = this.db.dataSource.manager;
-    await this.endpointOf(em, caller, endpointId);
     const after = page.after ? deliveryCursor(page.after) : null;
     const base: FindOptionsWhere<WebhookDeliveryRow> = { endpointId, orgId: caller.orgId };
     const where: FindOptionsWhere<WebhookDeliveryRow>[] = after
@@ -175,7 +175,10 @@ export class WebhookEndpoints {
           { ...base, createdDate: after.createdDate, id: LessThan(after.id) },
         ]
       : [base];
-    const rows = await em.find(this.db.entities.webhookDeliveries, { where, order: { createdDate: 'DESC', id: 'DESC' }, take: first + 1 });
+    const rows = await this.db.run(async (em) => {
+      await this.endpointOf(em, caller, endpointId);
+      return em.find(this.db.entities.webhookDeliveries, { where, order: { createdDate: 'DESC', id: 'DESC' }, take: first + 1 });
+    });
     return {
       items: rows.slice(0, first).map(toDeliveryRecord),
       hasNextPage: rows.length > first,
