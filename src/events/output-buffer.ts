@@ -11,14 +11,18 @@ export interface OutputBufferLimits {
   readonly maxTotalChars: number;
   /** How long a turn's text is kept after its last delta while it streams. */
   readonly streamingTtlMs: number;
-  /** How long it is kept once the stream ended (late joiners of a just-finished turn). */
+  /**
+   * How long it is kept once the stream ended: for late joiners of a just-finished turn only, as
+   * the answer itself is stored with the turn; longer costs heap in proportion to turns per
+   * second (docs/performance.md, bench:soak).
+   */
   readonly endedTtlMs: number;
 }
 
 export const DEFAULT_OUTPUT_LIMITS: OutputBufferLimits = {
   maxTotalChars: 64 * 1024 * 1024,
   streamingTtlMs: 60 * 60 * 1000,
-  endedTtlMs: 10 * 60 * 1000,
+  endedTtlMs: 60 * 1000,
 };
 
 const SWEEP_INTERVAL_MS = 1_000;
