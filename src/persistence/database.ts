@@ -7,7 +7,6 @@ import {
   type EntityManager,
   type EntitySchema,
   type EntitySubscriberInterface,
-  type Logger as OrmLogger,
   type QueryRunner,
 } from 'typeorm';
 import type { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
@@ -19,8 +18,9 @@ import { runMigrationsOnce } from './migration-lock';
 import { migrations } from './migrations';
 import { CLIENT_GRACE_MS, CLIENT_TIMEOUT_CODE, MysqlPoolGuard, statementLimitSql } from './mysql-pool-guard';
 import { guardFor, mysqlSocketPath, mysqlTransaction, probeMysqlDialect, ReadBatcher } from './mysql-sql';
-import { StaleReadError, type SqlResult, type SqlTransaction, type SqlValue, type Statement } from './sql';
-import { SqliteWriter } from './sqlite-writer';
+import { OrmLog } from './orm-log';
+import type { SqlTransaction, SqlValue } from './sql';
+import { bindSqlite, sqliteWriter } from './sqlite-writer';
 import { SqliteCheckpointer, type SqliteConnection } from './sqlite-checkpointer';
 import { SqliteReader } from './sqlite-reader';
 
@@ -384,9 +384,6 @@ const batchedReads =
   (sql: string, params: readonly SqlValue[]): Promise<unknown[]> =>
     batcher.read(sql, params);
 
-/** SQLite's datetime text as TypeORM writes it: `YYYY-MM-DD HH:MM:SS.SSS`, UTC. */
-const sqliteDate = (d: Date): string => d.toISOString().slice(0, 23).replace('T', ' ');
-
 async function retryDeadlocks<T>(attempt: () => Promise<T>): Promise<T> {
   for (let n = 1; ; n++) {
     try {
@@ -395,67 +392,5 @@ async function retryDeadlocks<T>(attempt: () => Promise<T>): Promise<T> {
       if (n >= MAX_ATTEMPTS || !isDeadlock(e)) throw e;
       await new Promise((r) => setTimeout(r, 5 * n + Math.random() * 10));
     }
-  }
-}
-
-const bindSqlite = (params: readonly SqlValue[]): unknown[] =>
-  params.map((p) => (p instanceof Date ? sqliteDate(p) : typeof p === 'boolean' ? (p ? 1 : 0) : p));
-
-/** What TypeORM's SQLite query runner hands back for a structured result. */
-interface SqliteRunnerResult {
-  readonly records: unknown[];
-  readonly raw: unknown;
-  /** Rows a statement that returns none changed. */
-  readonly affected?: number;
-}
-
-function sqliteWriter(dataSource: DataSource): SqliteWriter<SqlTransaction> {
-  // better-sqlite3 hands out the same runner (its one connection) every time.
-  const runner = dataSource.createQueryRunner();
-  return new SqliteWriter(runner, sqliteTransaction(runner), (work) => dataSource.transaction(work));
-}
-
-/** Inside the transaction the writer opened (it begins, commits and rolls back). */
-function sqliteTransaction(runner: QueryRunner): SqlTransaction {
-  const exec = async (statement: Statement): Promise<SqlResult> => {
-    const result = (await runner.query(statement.sql, bindSqlite(statement.params), true)) as SqliteRunnerResult;
-    if (statement.mustChangeOneRow && result.affected !== 1) throw new StaleReadError();
-    return { rows: result.records, insertId: Number(result.raw ?? 0) };
-  };
-  return {
-    async rows<R>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
-      return (await exec({ sql, params })).rows as R[];
-    },
-    async commitWith(statements: readonly Statement[]): Promise<SqlResult[]> {
-      const results: SqlResult[] = [];
-      for (const statement of statements) results.push(await exec(statement));
-      return results;
-    },
-  };
-}
-
-class OrmLog implements OrmLogger {
-  constructor(
-    private readonly out: Logger,
-    private readonly onQuery?: (sql: string) => void,
-  ) {}
-  logQuery(query: string): void {
-    this.onQuery?.(query);
-  }
-  logQueryError(error: string | Error, query: string): void {
-    this.out.debug({ err: error, query }, 'sql statement failed');
-  }
-  logQuerySlow(time: number, query: string): void {
-    this.out.warn({ ms: time, query }, 'slow sql statement');
-  }
-  logSchemaBuild(message: string): void {
-    this.out.debug(message);
-  }
-  logMigration(message: string): void {
-    this.out.info(message);
-  }
-  log(level: 'log' | 'info' | 'warn', message: unknown): void {
-    if (level === 'warn') this.out.warn({ message }, 'typeorm');
-    else this.out.debug({ message }, 'typeorm');
   }
 }

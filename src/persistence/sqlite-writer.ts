@@ -1,4 +1,5 @@
-import type { EntityManager, QueryRunner } from 'typeorm';
+import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import { StaleReadError, type SqlResult, type SqlTransaction, type SqlValue, type Statement } from './sql';
 
 /** Plain-statement transactions grouped under one COMMIT at most. */
 const MAX_GROUP = 32;
@@ -119,4 +120,43 @@ export class SqliteWriter<Tx> {
     }
     for (const m of members) m.resolve();
   }
+}
+
+/** SQLite's datetime text as TypeORM writes it: `YYYY-MM-DD HH:MM:SS.SSS`, UTC. */
+const sqliteDate = (d: Date): string => d.toISOString().slice(0, 23).replace('T', ' ');
+
+export const bindSqlite = (params: readonly SqlValue[]): unknown[] =>
+  params.map((p) => (p instanceof Date ? sqliteDate(p) : typeof p === 'boolean' ? (p ? 1 : 0) : p));
+
+/** What TypeORM's SQLite query runner hands back for a structured result. */
+interface SqliteRunnerResult {
+  readonly records: unknown[];
+  readonly raw: unknown;
+  /** Rows a statement that returns none changed. */
+  readonly affected?: number;
+}
+
+export function sqliteWriter(dataSource: DataSource): SqliteWriter<SqlTransaction> {
+  // better-sqlite3 hands out the same runner (its one connection) every time.
+  const runner = dataSource.createQueryRunner();
+  return new SqliteWriter(runner, sqliteTransaction(runner), (work) => dataSource.transaction(work));
+}
+
+/** Inside the transaction the writer opened (it begins, commits and rolls back). */
+function sqliteTransaction(runner: QueryRunner): SqlTransaction {
+  const exec = async (statement: Statement): Promise<SqlResult> => {
+    const result = (await runner.query(statement.sql, bindSqlite(statement.params), true)) as SqliteRunnerResult;
+    if (statement.mustChangeOneRow && result.affected !== 1) throw new StaleReadError();
+    return { rows: result.records, insertId: Number(result.raw ?? 0) };
+  };
+  return {
+    async rows<R>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
+      return (await exec({ sql, params })).rows as R[];
+    },
+    async commitWith(statements: readonly Statement[]): Promise<SqlResult[]> {
+      const results: SqlResult[] = [];
+      for (const statement of statements) results.push(await exec(statement));
+      return results;
+    },
+  };
 }
