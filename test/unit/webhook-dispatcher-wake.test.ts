@@ -14,7 +14,7 @@ function senderOverEmptyOutbox(pollIntervalMs: number): { dispatcher: WebhookDis
       },
       claim: () => Promise.resolve([]),
       settle: () => Promise.resolve(true),
-      prune: () => Promise.resolve(0),
+      prune: () => Promise.resolve(),
     },
     send: () => Promise.reject(new Error('nothing is due')),
     retry: { baseDelayMs: 1_000, maxDelayMs: 60_000 },
