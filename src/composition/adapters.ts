@@ -46,9 +46,9 @@ export function executeBudgetOf(config: Config, logger: Logger): ExecuteBudget {
 }
 
 /** S3 when S3_BUCKET is set, else the embedded store in DATA_DIR/blobs.sqlite. */
-export function blobStoreOf(config: Config): BlobStore & { close?(): Promise<void> } {
+export function blobStoreOf(config: Config, logger: Logger): BlobStore & { close?(): Promise<void> } {
   const { s3Bucket, s3Endpoint, s3Region, s3ForcePathStyle } = config.blobs;
-  if (!s3Bucket) return new SqliteBlobStore(config.dataDir);
+  if (!s3Bucket) return new SqliteBlobStore(config.dataDir, logger);
   const { S3BlobStore } = require('../blobs/s3.adapter') as typeof import('../blobs/s3.adapter');
   return new S3BlobStore({ bucket: s3Bucket, endpoint: s3Endpoint, region: s3Region, forcePathStyle: s3ForcePathStyle });
 }

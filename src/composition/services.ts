@@ -65,7 +65,7 @@ export function composeServices(deps: ServiceDeps) {
   const webhooks = createWebhooks({ config, db, now, logger, instanceId, ...(webhookResolve ? { resolve: webhookResolve } : {}) });
   const contexts = new ContextDirectory(db);
   const retriever = new InstrumentedRetriever(deps.retriever, instruments);
-  const blobs = blobStoreOf(config);
+  const blobs = blobStoreOf(config, logger);
   const idempotencyKeys = new IdempotencyKeys(db, now);
   const orchestrator = new Orchestrator({
     sessions: store.lifecycle,

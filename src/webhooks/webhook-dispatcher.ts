@@ -29,6 +29,13 @@ export interface DispatcherDeps {
 
 /** Deliveries claimed per pass at most. */
 const CLAIM_BATCH = 50;
+/**
+ * Passes one wake may start, at most one per this long (or per poll interval, if shorter):
+ * every turn's status changes wake the sender, and each pass reads the outbox (bench:execute:
+ * two reads per execute, with no endpoint anywhere). Wakes within the gap join one pass at its
+ * end; a wake after a quiet spell starts one at once.
+ */
+const WAKE_GAP_MS = 100;
 const PRUNE_INTERVAL_MS = 3600 * 1000;
 
 /** One endpoint's share of this instance: attempts running, and a token bucket for its rate. */
@@ -50,6 +57,11 @@ export class WebhookDispatcher {
   private pruneTimer: NodeJS.Timeout | null = null;
   private passing: Promise<void> | null = null;
   private again = false;
+  /** The pass of the wakes within the gap, waiting for its end. */
+  private deferred: NodeJS.Timeout | null = null;
+  private lastPassAt = 0;
+  /** The last pass claimed a full batch: the next one starts without waiting out the gap. */
+  private more = false;
   private stopped = false;
   private inFlight = 0;
   private readonly endpoints = new Map<string, EndpointState>();
@@ -71,13 +83,28 @@ export class WebhookDispatcher {
     this.wake();
   }
 
-  /** Looks for due deliveries now, once started (one pass at a time; a wake during a pass runs one more after it). */
+  /**
+   * Looks for due deliveries, once started: now, or at the end of the gap since the last pass
+   * (one pass at a time; wakes during a pass or a gap run one more after it).
+   */
   wake(): void {
     if (this.stopped || !this.timer) return;
     if (this.passing) {
       this.again = true;
       return;
     }
+    if (this.deferred) return;
+    const wait = this.more ? 0 : this.lastPassAt + Math.min(WAKE_GAP_MS, this.deps.limits.pollIntervalMs) - Date.now();
+    if (wait > 0) {
+      this.deferred = setTimeout(() => {
+        this.deferred = null;
+        this.wake();
+      }, wait);
+      this.deferred.unref();
+      return;
+    }
+    this.more = false;
+    this.lastPassAt = Date.now();
     this.passing = this.pass()
       .catch((e: unknown) => this.deps.logger.warn({ err: e }, 'webhook pass failed'))
       .finally(() => {
@@ -94,6 +121,8 @@ export class WebhookDispatcher {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     if (this.pruneTimer) clearInterval(this.pruneTimer);
+    if (this.deferred) clearTimeout(this.deferred);
+    this.deferred = null;
     this.timer = null;
     await this.passing;
     await Promise.all([...this.attempts]);
@@ -115,7 +144,10 @@ export class WebhookDispatcher {
     });
     for (const delivery of claimed) this.begin(delivery);
     // A full batch may have left more behind.
-    if (claimed.length === room && !this.stopped) this.again = true;
+    if (claimed.length === room && !this.stopped) {
+      this.more = true;
+      this.again = true;
+    }
   }
 
   /** Attempts one endpoint may still take from this instance right now. */

@@ -7,6 +7,7 @@ import { FilesystemBlobStore } from '../../src/blobs/filesystem.adapter';
 import { S3BlobStore } from '../../src/blobs/s3.adapter';
 import { SqliteBlobStore } from '../../src/blobs/sqlite.adapter';
 import { turnBlobKey } from '../../src/domain/blob-keys';
+import { createLogger } from '../../src/logger';
 import { InMemoryBlobStore } from '../support/in-memory-ports';
 import { startLocalS3, type LocalS3 } from '../support/s3';
 import { blobStoreContract } from './blob-store.contract';
@@ -28,9 +29,10 @@ describe('filesystem blob store', () => {
 });
 
 describe('embedded SQLite blob store', () => {
+  const silent = createLogger('silent');
   blobStoreContract(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-blobs-'));
-    const store = new SqliteBlobStore(dir);
+    const store = new SqliteBlobStore(dir, silent);
     return {
       store,
       dispose: async () => {
@@ -46,12 +48,12 @@ describe('embedded SQLite blob store', () => {
       const old = turnBlobKey('acme', 'session-1', 'turn-1', 'answer.md');
       await new FilesystemBlobStore(dir).put(old, 'an answer from before', 'text/markdown; charset=utf-8');
       const fresh = turnBlobKey('acme', 'session-1', 'turn-2', 'answer.md');
-      const first = new SqliteBlobStore(dir);
+      const first = new SqliteBlobStore(dir, silent);
       await first.put(fresh, 'a new answer', 'text/markdown; charset=utf-8');
       await first.close();
       await expect(first.getText(fresh)).rejects.toBeInstanceOf(BlobStoreUnavailableError);
 
-      const reopened = new SqliteBlobStore(dir);
+      const reopened = new SqliteBlobStore(dir, silent);
       expect(await reopened.getText(old)).toBe('an answer from before');
       const object = await reopened.get(old);
       expect(object?.sizeBytes).toBe(Buffer.byteLength('an answer from before'));

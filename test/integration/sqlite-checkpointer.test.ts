@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import Database from 'better-sqlite3';
 import pino from 'pino';
+import { SqliteBlobStore } from '../../src/blobs/sqlite.adapter';
 import { createLogger } from '../../src/logger';
 import { SqliteCheckpointer } from '../../src/persistence/sqlite-checkpointer';
 import { sqliteTestDatabase } from '../support/db';
@@ -138,6 +139,26 @@ describe('the embedded stores checkpoint off the main thread', () => {
       await eventually(() => sizeOf(file) >= before + COPIED);
     } finally {
       await t.dispose();
+    }
+  });
+
+  it('the blob store', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-checkpoint-'));
+    const store = new SqliteBlobStore(dir, silent);
+    try {
+      const file = join(dir, 'blobs.sqlite');
+      // Not the store's own connection (private; read here only): it checkpoints by itself only at 10,000 pages.
+      const own = (store as unknown as { db: Database.Database }).db;
+      expect(own.pragma('wal_autocheckpoint', { simple: true })).toBe(10_000);
+      const before = sizeOf(file);
+      // Puts of one event-loop turn share a commit: ten per commit.
+      for (let i = 0; i < ROWS; i += 10) {
+        await Promise.all(Array.from({ length: 10 }, (_, j) => store.put(`k/${i + j}.bin`, BODY)));
+      }
+      await eventually(() => sizeOf(file) >= before + COPIED);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
