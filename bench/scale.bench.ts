@@ -10,8 +10,8 @@ import type { Caller } from '../src/domain/caller';
 import { encodeCursor } from '../src/domain/pagination';
 import type { SessionFilter } from '../src/domain/session';
 import { issueToken } from '../src/server/auth';
-import { readList, type ListRunner, type ListStatement } from '../src/sessions/session-list';
-import { paramsOf } from '../src/sessions/session-query';
+import { readList } from '../src/sessions/session-list';
+import { statementCosts } from '../test/support/statement-costs';
 import { BENCH_SECRET, gatewayEnv, startChild } from './bench-child';
 import { createBenchDatabase } from './bench-database';
 
@@ -190,61 +190,18 @@ async function cursorAt(url: string | null, dataDir: string, depth: number): Pro
 
 /**
  * The statements of one request as the gateway runs them (sessions/session-list.ts readList),
- * one after another on a connection of the bench's own, each with what it read. MySQL: index
- * and row reads (handler reads; the work inside InnoDB's full-text index is not among them);
- * SQLite: the plan. Statements of a search are named: `bound` (where a walk stops), `walk`
- * (the order's index, each row tested), `matches` (driven from the full-text index).
+ * each with what it read: MySQL handler reads, SQLite the plan. Statements of a search are
+ * named: `bound` (where a walk stops), `walk` (the order's index, each row tested), `matches`
+ * (driven from the full-text index).
  */
 async function readsOf(url: string | null, dataDir: string, q: Query, after: string | null): Promise<string> {
-  const sqlite = url ? null : new Database(join(dataDir, 'gateway.sqlite'), { readonly: true });
-  const conn = url ? await createConnection({ uri: url, timezone: 'Z' }) : null;
-  const seen: string[] = [];
-  let queue: Promise<unknown> = Promise.resolve();
-  const measure = async (s: ListStatement): Promise<unknown[]> => {
-    const [text, params] = bind(s, url !== null);
-    const source = / OFFSET /.test(s.sql) ? 'bound ' : /m\.session_id/.test(s.sql) ? 'matches ' : /:search/.test(s.sql) ? 'walk ' : '';
-    if (sqlite) {
-      const plan = (sqlite.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...params) as { detail: string }[]).map((r) => r.detail).join('; ');
-      seen.push(`${source}[${plan}]`);
-      return sqlite.prepare(text).all(...params);
-    }
-    const c = conn as NonNullable<typeof conn>;
-    await c.query('FLUSH STATUS');
-    const [rows] = await c.query(text, params);
-    const [status] = await c.query("SHOW SESSION STATUS LIKE 'Handler_read%'");
-    seen.push(`${source}${(status as { Value: string }[]).reduce((sum, r) => sum + Number(r.Value), 0).toLocaleString('en-US')}`);
-    return rows as unknown[];
-  };
-  // One statement at a time: the status counters are the connection's.
-  const run: ListRunner = <T>(s: ListStatement) => {
-    const next = queue.then(() => measure(s));
-    queue = next.catch(() => undefined);
-    return next as Promise<T[]>;
-  };
-  try {
+  const costs = await statementCosts(url, dataDir, async (run) => {
     const reads = readList(run, url ? 'mariadb' : 'sqlite', q.who, q.filter, 'LAST_UPDATED_DESC', { first: 25, after }, false);
     await Promise.all([reads.rows, reads.beyond, q.count ? reads.count() : null]);
-    return seen.join(' + ') + (sqlite ? '' : ' rows read');
-  } finally {
-    sqlite?.close();
-    await conn?.end();
-  }
-}
-
-/** Named parameters as positional ones; dates as the drivers take them. */
-function bind(s: ListStatement, mysql: boolean): [string, (string | number | Date | null)[]] {
-  const names: string[] = [];
-  const text = s.sql.replace(/:(\w+)/g, (_, name: string) => (names.push(name), '?'));
-  const params = paramsOf(s.conditions);
-  return [
-    text,
-    names.map((n) => {
-      const v = params[n] as string | number | boolean | Date | null;
-      if (typeof v === 'boolean') return v ? 1 : 0;
-      if (v instanceof Date && !mysql) return v.toISOString().replace('T', ' ').replace('Z', '');
-      return v;
-    }),
-  ];
+  });
+  const sourceOf = (sql: string) => (/ OFFSET /.test(sql) ? 'bound ' : /m\.session_id/.test(sql) ? 'matches ' : /:search/.test(sql) ? 'walk ' : '');
+  const parts = costs.map((c) => `${sourceOf(c.sql)}${url ? c.reads.toLocaleString('en-US') : `[${c.plan.replace(/\n/g, '; ')}]`}`);
+  return parts.join(' + ') + (url ? ' rows read' : '');
 }
 
 main().catch((e: unknown) => {

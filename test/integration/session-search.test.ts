@@ -1,6 +1,3 @@
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
-import { createConnection } from 'mysql2/promise';
 import { bulkSeedSessions } from '../../src/cli/bulk-seed';
 import { seedDemoData } from '../../src/cli/seed-data';
 import { ContextDirectory } from '../../src/contexts/context-directory';
@@ -9,12 +6,13 @@ import type { ListPageRequest } from '../../src/domain/pagination';
 import { matchesSearch, searchWords } from '../../src/domain/search-words';
 import type { SessionOrder } from '../../src/domain/session';
 import type { SqlValue } from '../../src/persistence/sql';
-import { listStatements, readList, SessionList, type ListRunner, type ListStatement, type SearchWalkLimits } from '../../src/sessions/session-list';
+import { listStatements, readList, SessionList, type ListStatement, type SearchWalkLimits } from '../../src/sessions/session-list';
 import { paramsOf } from '../../src/sessions/session-query';
 import { SEARCH_COUNT_CAP, SEARCH_COUNT_ROWS, SEARCH_PROBE_ROWS, SEARCH_WALK_ROWS } from '../../src/sessions/session-search';
 import { createSessionStore } from '../../src/sessions/session-store';
 import { mysqlTestDatabase, sqliteTestDatabase, type TestDatabase, type TestDatabaseFactory } from '../support/db';
 import { describeWithMysql } from '../support/services';
+import { statementCosts, type StatementCost } from '../support/statement-costs';
 import { user } from '../support/testkit/users';
 
 const ADMIN = user('user-1', 'acme', ['admin']);
@@ -106,45 +104,13 @@ function searchSuite(open: TestDatabaseFactory): void {
     }
   }, 180_000);
 
-  /**
-   * The statements of a first page with its count, as the gateway runs them, each with what it
-   * read: index and row reads on MySQL/MariaDB; the plan on SQLite.
-   */
-  async function requestCost(caller: Caller, search: string, limits: SearchWalkLimits): Promise<{ sql: string; reads: number; plan: string }[]> {
-    const sqlite = t.url === null ? new Database(join(t.dataDir, 'gateway.sqlite'), { readonly: true }) : null;
-    const conn = t.url === null ? null : await createConnection({ uri: t.url });
-    const seen: { sql: string; reads: number; plan: string }[] = [];
-    let queue: Promise<unknown> = Promise.resolve();
-    const measure = async (s: ListStatement): Promise<unknown[]> => {
-      const [text, params] = bound(s);
-      if (sqlite) {
-        const values = params.map(sqliteValue);
-        const plan = (sqlite.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...values) as { detail: string }[]).map((r) => r.detail).join('\n');
-        seen.push({ sql: s.sql, reads: 0, plan });
-        return sqlite.prepare(text).all(...values);
-      }
-      const c = conn!;
-      await c.query('FLUSH STATUS');
-      const [rows] = await c.query(text, params);
-      const [status] = await c.query("SHOW SESSION STATUS LIKE 'Handler_read%'");
-      seen.push({ sql: s.sql, reads: (status as { Value: string }[]).reduce((sum, r) => sum + Number(r.Value), 0), plan: '' });
-      return rows as unknown[];
-    };
-    // One at a time: the status counters are the connection's.
-    const run: ListRunner = <T>(s: ListStatement) => {
-      const next = queue.then(() => measure(s));
-      queue = next.catch(() => undefined);
-      return next as Promise<T[]>;
-    };
-    try {
+  /** The statements of a first page with its count, as the gateway runs them, each with what it read. */
+  const requestCost = (caller: Caller, search: string, limits: SearchWalkLimits): Promise<StatementCost[]> =>
+    statementCosts(t.url, t.dataDir, async (run) => {
       const reads = readList(run, t.db.dialect, caller, { search }, 'LAST_UPDATED_DESC', { first: PAGE, after: null }, true, limits);
       await Promise.all([reads.rows, reads.beyond, reads.count()]);
-      return seen;
-    } finally {
-      sqlite?.close();
-      await conn?.end();
-    }
-  }
+    });
+
 
   const fromMatches = (sql: string) => /m\.session_id/.test(sql);
 
@@ -174,10 +140,6 @@ function searchSuite(open: TestDatabaseFactory): void {
     }
   }, 60_000);
 }
-
-/** better-sqlite3 binds no Dates or booleans; the gateway's wrapper binds them as UTC text and 0/1. */
-const sqliteValue = (v: SqlValue): string | number | null =>
-  v instanceof Date ? v.toISOString().replace('T', ' ').replace('Z', '') : typeof v === 'boolean' ? (v ? 1 : 0) : v;
 
 describe('session search pages on embedded SQLite', () => searchSuite(sqliteTestDatabase));
 describeWithMysql('session search pages on MySQL/MariaDB', () => searchSuite(mysqlTestDatabase));
