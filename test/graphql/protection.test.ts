@@ -1,7 +1,6 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { subscribe, wsClient } from '../support/ws';
 import { startGateway, type TestGateway } from '../support/testkit';
+import { capturingLogger } from '../support/log-capture';
 
 /** Requests graphql-js answers with a schema suggestion: a field, an enum value (literal and variable), an inline fragment. */
 const SUGGESTION_BAIT: readonly (readonly [string, string, Record<string, unknown>])[] = [
@@ -113,15 +112,9 @@ describe('abuse limits and transport rules', () => {
 describe('NODE_ENV=production', () => {
   let t: TestGateway;
   let token: string;
-  const logLines: Record<string, unknown>[] = [];
+  const { logger, lines: logLines } = capturingLogger('error');
   beforeAll(async () => {
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        logLines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-        done();
-      },
-    });
-    t = await startGateway({ env: { NODE_ENV: 'production' }, logger: pino({ level: 'error' }, sink) });
+    t = await startGateway({ env: { NODE_ENV: 'production' }, logger });
     token = t.token({ userId: 'alice' });
   });
   afterAll(() => t.close());

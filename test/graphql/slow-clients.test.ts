@@ -1,8 +1,7 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { rawExchange } from '../support/raw-http';
 import { sleep, subscribe, wsClient } from '../support/ws';
 import { startGateway, type TestGateway } from '../support/testkit';
+import { capturingLogger } from '../support/log-capture';
 
 const HEADERS_TIMEOUT_MS = 1_000;
 const REQUEST_TIMEOUT_MS = 2_000;
@@ -14,17 +13,11 @@ const ACTIVITY = 'subscription A { sessionActivity { eventId } }';
 describe('slow clients are cut (issue 36)', () => {
   let t: TestGateway;
   let token: string;
-  const logLines: Record<string, unknown>[] = [];
+  const { logger, lines: logLines } = capturingLogger('info');
   beforeAll(async () => {
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        logLines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-        done();
-      },
-    });
     t = await startGateway({
       env: { HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS), HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) },
-      logger: pino({ level: 'info' }, sink),
+      logger,
     });
     token = t.token({ userId: 'alice' });
   });

@@ -1,14 +1,13 @@
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import Database from 'better-sqlite3';
-import pino from 'pino';
 import { SqliteBlobStore } from '../../src/blobs/sqlite.adapter';
 import { createLogger } from '../../src/logger';
 import { SqliteCheckpointer } from '../../src/persistence/sqlite-checkpointer';
 import { sqliteTestDatabase } from '../support/db';
 import { eventually } from '../support/testkit/stand-ins';
+import { capturingLogger } from '../support/log-capture';
 
 const silent = createLogger('silent');
 /** About 3,000 pages: past SQLite's default checkpoint threshold and the worker's (1,000), below the main connection's (10,000). */
@@ -107,14 +106,8 @@ describe('the SQLite checkpointer', () => {
   });
 
   it('logs a database the worker cannot open, whose main connection checkpoints itself again', async () => {
-    const lines: { msg?: string }[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        lines.push(JSON.parse(chunk.toString()) as { msg?: string });
-        done();
-      },
-    });
-    const checkpointer = new SqliteCheckpointer(join(dir, 'missing.sqlite'), db, pino({ level: 'error' }, sink));
+    const { logger, lines } = capturingLogger('error');
+    const checkpointer = new SqliteCheckpointer(join(dir, 'missing.sqlite'), db, logger);
     await eventually(() => lines.length > 0);
     expect(lines.map((l) => l.msg)).toEqual(['the sqlite wal checkpoint worker cannot open the database; the main connection checkpoints again']);
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
