@@ -16,8 +16,8 @@ import { isDatabaseUnavailable, isDeadlock, StoreUnavailableError, typedStoreErr
 import type { Dialect } from './dialect';
 import { runMigrationsOnce } from './migration-lock';
 import { migrations } from './migrations';
-import { CLIENT_GRACE_MS, CLIENT_TIMEOUT_CODE, MysqlPoolGuard, statementLimitSql } from './mysql-pool-guard';
-import { guardFor, mysqlSocketPath, mysqlTransaction, probeMysqlDialect, ReadBatcher } from './mysql-sql';
+import { CLIENT_GRACE_MS, CLIENT_TIMEOUT_CODE, MysqlPoolGuard, sessionSetupSql } from './mysql-pool-guard';
+import { guardFor, mysqlSocketPath, mysqlTransaction, probeMysqlServer, ReadBatcher } from './mysql-sql';
 import { OrmLog } from './orm-log';
 import type { SqlTransaction, SqlValue } from './sql';
 import { bindSqlite, sqliteWriter } from './sqlite-writer';
@@ -114,7 +114,8 @@ export async function openDatabase<E extends EntitySchemas>(
 ): Promise<Database<E>> {
   const connectTimeoutMs = options.connectTimeoutMs ?? 3_000;
   const queryTimeoutMs = options.queryTimeoutMs ?? 30_000;
-  const dialect = options.databaseUrl ? await probeMysqlDialect(options.databaseUrl, connectTimeoutMs) : 'sqlite';
+  const server = options.databaseUrl ? await probeMysqlServer(options.databaseUrl, connectTimeoutMs) : null;
+  const dialect = server?.dialect ?? 'sqlite';
   const entities = entitiesFor(dialect);
   const common = {
     entities: Object.values(entities),
@@ -164,12 +165,17 @@ export async function openDatabase<E extends EntitySchemas>(
     } finally {
       await migrator.destroy();
     }
+    if (server?.statementBinlog) {
+      options.logger.warn(
+        'the server writes a statement-based binary log (binlog_format=STATEMENT): transactions stay at REPEATABLE READ, and turns of neighbouring sessions may wait on each other; ROW or MIXED lifts this',
+      );
+    }
     guard = new MysqlPoolGuard({
       url: options.databaseUrl,
       poolSize: options.poolSize,
       connectTimeoutMs,
       queryTimeoutMs,
-      limitSql: statementLimitSql(dialect === 'mariadb' ? 'mariadb' : 'mysql', queryTimeoutMs),
+      limitSql: sessionSetupSql(dialect === 'mariadb' ? 'mariadb' : 'mysql', queryTimeoutMs, server?.statementBinlog !== true),
       logger: options.logger,
     });
     dataSource = new DataSource({

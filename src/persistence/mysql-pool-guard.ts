@@ -11,7 +11,7 @@ export interface MysqlPoolGuardOptions {
   readonly connectTimeoutMs: number;
   /** Longest one statement may run (the server-side limit; the client waits CLIENT_GRACE_MS more). */
   readonly queryTimeoutMs: number;
-  /** The statement that sets the server-side limit on a new connection (statementLimitSql). */
+  /** The statement that sets up a new connection: its server-side limit and isolation (sessionSetupSql). */
   readonly limitSql: string;
   readonly logger: Logger;
 }
@@ -24,13 +24,24 @@ export interface MysqlPoolGuardOptions {
 export const CLIENT_GRACE_MS = 500;
 
 /**
- * The server-side limit every statement of a pooled connection runs under, so a statement the
- * gateway gave up on does not go on running on the server. MariaDB's `max_statement_time`
- * (seconds, fractions allowed) covers every statement; MySQL's `max_execution_time` (ms) only
- * read-only SELECTs, the only kind that runs long without holding locks.
+ * What every pooled connection is set to when it opens.
+ *
+ * The server-side limit every statement runs under, so a statement the gateway gave up on
+ * does not go on running on the server. MariaDB's `max_statement_time` (seconds, fractions
+ * allowed) covers every statement; MySQL's `max_execution_time` (ms) only read-only SELECTs,
+ * the only kind that runs long without holding locks.
+ *
+ * READ COMMITTED unless the server writes a statement-based binary log (which InnoDB allows
+ * only at REPEATABLE READ): updates and locking reads then lock the rows they find, not the
+ * gaps next to them, so a turn of one session does not wait on turns and joins of the
+ * sessions beside it in an index (the participant rows' copies, ParticipantLists1765400000000).
+ * Every invariant the gateway keeps rests on row locks and unique keys, none on gap locks.
  */
-export const statementLimitSql = (dialect: Exclude<Dialect, 'sqlite'>, ms: number): string =>
-  dialect === 'mariadb' ? `SET SESSION max_statement_time = ${ms / 1000}` : `SET SESSION max_execution_time = ${Math.ceil(ms)}`;
+export const sessionSetupSql = (dialect: Exclude<Dialect, 'sqlite'>, ms: number, readCommitted: boolean): string => {
+  const limit = dialect === 'mariadb' ? `SESSION max_statement_time = ${ms / 1000}` : `SESSION max_execution_time = ${Math.ceil(ms)}`;
+  const isolation = dialect === 'mariadb' ? "SESSION tx_isolation = 'READ-COMMITTED'" : "SESSION transaction_isolation = 'READ-COMMITTED'";
+  return `SET ${limit}${readCommitted ? `, ${isolation}` : ''}`;
+};
 
 /** mysql2's error for a statement that got no answer within its `timeout` (the client's deadline). */
 export const CLIENT_TIMEOUT_CODE = 'PROTOCOL_SEQUENCE_TIMEOUT';

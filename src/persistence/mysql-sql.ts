@@ -142,12 +142,22 @@ export function mysqlSocketPath(url: string): string | null {
 }
 
 /** TypeORM wants to know up front whether it talks to MariaDB; the server says so itself. */
-export async function probeMysqlDialect(url: string, connectTimeout: number): Promise<Dialect> {
+export interface MysqlServer {
+  readonly dialect: Dialect;
+  /** The server writes a statement-based binary log: transactions must stay at REPEATABLE READ (sessionSetupSql). */
+  readonly statementBinlog: boolean;
+}
+
+export async function probeMysqlServer(url: string, connectTimeout: number): Promise<MysqlServer> {
   const conn = await createConnection({ uri: url, connectTimeout });
   try {
-    const [rows] = await conn.query('SELECT VERSION() AS v');
-    const version = String((rows as { v: string }[])[0]?.v ?? '');
-    return dialectOf(version.toLowerCase().includes('mariadb') ? 'mariadb' : 'mysql');
+    const [rows] = await conn.query('SELECT VERSION() AS v, @@log_bin AS log_bin, @@binlog_format AS binlog_format');
+    const row = (rows as { v: string; log_bin: number | string; binlog_format: string }[])[0];
+    const version = String(row?.v ?? '');
+    return {
+      dialect: dialectOf(version.toLowerCase().includes('mariadb') ? 'mariadb' : 'mysql'),
+      statementBinlog: Number(row?.log_bin ?? 0) === 1 && String(row?.binlog_format).toUpperCase() === 'STATEMENT',
+    };
   } finally {
     await conn.end();
   }

@@ -2,7 +2,7 @@ import { decodeCursor, encodeCursor, malformedCursor, type CursorPosition } from
 import type { SessionFilter, SessionOrder, SessionRecord } from '../domain/session';
 import type { Dialect } from '../persistence/dialect';
 import { dateOf } from './raw-values';
-import type { Condition } from './session-query';
+import type { Condition, Walk } from './session-query';
 
 /**
  * Keyset pagination of the session lists (issue 35): which index walks each list, and cursor
@@ -13,18 +13,22 @@ import type { Condition } from './session-query';
  */
 interface OrderSpec {
   readonly field: 'lastUpdatedDate' | 'creationDate' | 'name';
-  readonly column: string;
+  /** The session's column, which a participant row copies (ParticipantLists1765400000000). */
+  readonly column: 'last_updated_date' | 'creation_date' | 'name';
   readonly direction: 'ASC' | 'DESC';
   /** Suffix of the indexes that walk this order: idx_sessions_list_<x> and idx_sessions_org_<x>. */
   readonly index: 'updated' | 'created' | 'name';
 }
 
 const ORDERS: Record<SessionOrder, OrderSpec> = {
-  LAST_UPDATED_DESC: { field: 'lastUpdatedDate', column: 's.last_updated_date', direction: 'DESC', index: 'updated' },
-  LAST_UPDATED_ASC: { field: 'lastUpdatedDate', column: 's.last_updated_date', direction: 'ASC', index: 'updated' },
-  CREATED_DESC: { field: 'creationDate', column: 's.creation_date', direction: 'DESC', index: 'created' },
-  NAME_ASC: { field: 'name', column: 's.name', direction: 'ASC', index: 'name' },
+  LAST_UPDATED_DESC: { field: 'lastUpdatedDate', column: 'last_updated_date', direction: 'DESC', index: 'updated' },
+  LAST_UPDATED_ASC: { field: 'lastUpdatedDate', column: 'last_updated_date', direction: 'ASC', index: 'updated' },
+  CREATED_DESC: { field: 'creationDate', column: 'creation_date', direction: 'DESC', index: 'created' },
+  NAME_ASC: { field: 'name', column: 'name', direction: 'ASC', index: 'name' },
 };
+
+const keyOf = (spec: OrderSpec, walk: Walk): string => `${walk === 'sessions' ? 's' : 'p'}.${spec.column}`;
+const idOf = (walk: Walk): string => (walk === 'sessions' ? 's.id' : 'p.session_id');
 
 /** Later in the list (`after`) or earlier (`before`). */
 export type Side = 'after' | 'before';
@@ -35,12 +39,12 @@ export const oppositeOf = (side: Side): Side => (side === 'after' ? 'before' : '
  * The sessions on one side of a cursor, in the list's order; `inclusive` takes the cursor's
  * own position too (the probe for rows on the far side of a page).
  */
-export function keysetCondition(order: SessionOrder, cursor: string, side: Side, inclusive: boolean): Condition {
+export function keysetCondition(order: SessionOrder, cursor: string, side: Side, inclusive: boolean, walk: Walk = 'sessions'): Condition {
   const spec = ORDERS[order];
   const argument = side === 'after' ? 'after' : 'before';
   const position = decodeCursor(order, cursor, argument);
   const key = spec.field === 'name' ? position.key : toDate(position, argument);
-  return positionCondition(order, key, position.id, side, inclusive, inclusive ? 'probe' : 'cursor');
+  return positionCondition(order, key, position.id, side, inclusive, inclusive ? 'probe' : 'cursor', walk);
 }
 
 /**
@@ -52,22 +56,23 @@ export function boundCondition(order: SessionOrder, key: string | Date, id: stri
 }
 
 /** The order's column, the key of a cursor. */
-export const keyColumn = (order: SessionOrder): string => ORDERS[order].column;
+export const keyColumn = (order: SessionOrder): string => keyOf(ORDERS[order], 'sessions');
 
-function positionCondition(order: SessionOrder, key: unknown, id: string, side: Side, inclusive: boolean, p: string): Condition {
+function positionCondition(order: SessionOrder, key: unknown, id: string, side: Side, inclusive: boolean, p: string, walk: Walk = 'sessions'): Condition {
   const spec = ORDERS[order];
   const op = (spec.direction === 'ASC') === (side === 'after') ? '>' : '<';
+  const column = keyOf(spec, walk);
   return {
-    sql: `${spec.column} ${op}= :${p}Key AND (${spec.column} ${op} :${p}Key OR s.id ${op}${inclusive ? '=' : ''} :${p}Id)`,
+    sql: `${column} ${op}= :${p}Key AND (${column} ${op} :${p}Key OR ${idOf(walk)} ${op}${inclusive ? '=' : ''} :${p}Id)`,
     params: { [`${p}Key`]: key, [`${p}Id`]: id },
   };
 }
 
 /** The list's order, or its reverse (a backward page reads from the far end, nearest first). */
-export function orderBy(order: SessionOrder, reversed = false): string {
-  const { column, direction } = ORDERS[order];
-  const d = reversed ? (direction === 'ASC' ? 'DESC' : 'ASC') : direction;
-  return `${column} ${d}, s.id ${d}`;
+export function orderBy(order: SessionOrder, reversed = false, walk: Walk = 'sessions'): string {
+  const spec = ORDERS[order];
+  const d = reversed ? (spec.direction === 'ASC' ? 'DESC' : 'ASC') : spec.direction;
+  return `${keyOf(spec, walk)} ${d}, ${idOf(walk)} ${d}`;
 }
 
 export function cursorOf(order: SessionOrder, session: Pick<SessionRecord, 'id' | 'name' | 'lastUpdatedDate' | 'creationDate'>): string {
@@ -81,10 +86,9 @@ export function cursorOf(order: SessionOrder, session: Pick<SessionRecord, 'id' 
  * walk idx_sessions_list_<order>, whose trailing owner/public/status columns answer the
  * member's visibility and the status filter without reading rows; an owner filter, or a status
  * filter in update order, walks an index that starts with it; admins asking for deleted
- * sessions too walk idx_sessions_org_<order>. A participant filter is driven from the
- * participant rows instead (no hint): the user's sessions, then sorted; a search, from the
- * full-text index's matches (a search of a common word walks the index of the list without
- * it: sessions/session-search.ts).
+ * sessions too walk idx_sessions_org_<order>. A participant filter walks the user's
+ * participant rows instead (participantsFrom); a search, from the full-text index's matches
+ * (a search of a common word walks the index of the list without it: sessions/session-search.ts).
  */
 export function indexFor(order: SessionOrder, filter: SessionFilter): string | null {
   const spec = ORDERS[order];
@@ -93,6 +97,18 @@ export function indexFor(order: SessionOrder, filter: SessionFilter): string | n
   if (filter.ownerUserId != null) return 'idx_sessions_owner_updated';
   if (filter.lastTurnStatus != null && spec.index === 'updated') return 'idx_sessions_status_updated';
   return `idx_sessions_list_${spec.index}`;
+}
+
+/**
+ * A participant filter's rows: the user's participant rows in the order's index
+ * (ParticipantLists1765400000000), each joined to its session; the join order forced, so
+ * that the page reads as many sessions as it shows.
+ */
+export function participantsFrom(dialect: Dialect, order: SessionOrder): string {
+  const index = `idx_participants_list_${ORDERS[order].index}`;
+  return dialect === 'sqlite'
+    ? `agent_session_participants p INDEXED BY ${index} CROSS JOIN agent_sessions s ON s.id = p.session_id`
+    : `agent_session_participants p FORCE INDEX (${index}) STRAIGHT_JOIN agent_sessions s ON s.id = p.session_id`;
 }
 
 /** `agent_sessions s`, told which index to walk: the planners' own choice was the org_id prefix and a sort. */

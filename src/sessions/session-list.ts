@@ -6,8 +6,8 @@ import type { Database } from '../persistence/database';
 import type { Dialect } from '../persistence/dialect';
 import type { SqlValue } from '../persistence/sql';
 import { booleanOf, dateOf } from './raw-values';
-import { boundCondition, cursorOf, indexFor, keyColumn, keysetCondition, oppositeOf, orderBy, sessionsFrom, type Side } from './session-keyset';
-import { filterConditions, memberTest, paramsOf, rangeConditions, whereOf, type Condition } from './session-query';
+import { boundCondition, cursorOf, indexFor, keyColumn, keysetCondition, oppositeOf, orderBy, participantsFrom, sessionsFrom, type Side } from './session-keyset';
+import { filterConditions, memberTest, paramsOf, rangeConditions, whereOf, type Condition, type Walk } from './session-query';
 import { hitOf, isSearch, matchesFrom, SEARCH_COUNT_CAP, SEARCH_COUNT_ROWS, SEARCH_PROBE_ROWS, SEARCH_WALK_ROWS, textCollationOf, type TextCollation } from './session-search';
 import type { ListOptions, SessionPage, SessionSummaryRecord } from './session-store.port';
 import type { SessionEntities } from './session.entities';
@@ -94,14 +94,15 @@ export function listStatements(
   readonly cap: number;
 } {
   const { size, backward, cursor, side } = pageOf(page);
-  const filtered = filterConditions(caller, filter);
   const matches = isSearch(filter) ? matchesFrom(dialect, filter) : null;
-  const from = matches === null ? sessionsFrom(dialect, indexFor(order, filter)) : matches.sql;
+  const walk: Walk = matches === null && filter.participantId != null ? 'participant' : 'sessions';
+  const filtered = filterConditions(caller, filter, walk);
+  const from = matches !== null ? matches.sql : walk === 'participant' ? participantsFrom(dialect, order) : sessionsFrom(dialect, indexFor(order, filter));
   // The matches' own parameters, beside the conditions (their text is in `from`).
   const extra: Condition[] = matches === null ? [] : [{ sql: '', params: matches.params }];
-  const paged = cursor === null ? filtered : [...filtered, keysetCondition(order, cursor, side, false)];
+  const paged = cursor === null ? filtered : [...filtered, keysetCondition(order, cursor, side, false, walk)];
   const cap = matches === null ? COUNT_CAP : SEARCH_COUNT_CAP;
-  const probe = cursor === null ? null : [...filtered, keysetCondition(order, cursor, oppositeOf(side), true)];
+  const probe = cursor === null ? null : [...filtered, keysetCondition(order, cursor, oppositeOf(side), true, walk)];
   const counter = counterStatement(caller, filter);
   return {
     size,
@@ -109,7 +110,7 @@ export function listStatements(
     page: {
       sql:
         `SELECT ${COLUMNS}${names ? NAME_COLUMNS : ''} FROM ${from}${names ? NAME_JOINS : ''} ` +
-        `WHERE ${whereOf(paged)} ORDER BY ${orderBy(order, backward)} LIMIT ${size + 1}`,
+        `WHERE ${whereOf(paged)} ORDER BY ${orderBy(order, backward, walk)} LIMIT ${size + 1}`,
       conditions: [...paged, ...extra],
     },
     probe: probe && { sql: `SELECT 1 AS one FROM ${from} WHERE ${whereOf(probe)} LIMIT 1`, conditions: [...probe, ...extra] },
@@ -212,7 +213,8 @@ const COUNTED_FILTERS: ReadonlySet<string> = new Set(['ownerUserId', 'includeDel
 
 /**
  * A count from agent_session_counts (SessionCounts1765100000002). An admin's: a sum over a
- * few rows per owner. A member's, unfiltered: the org's public and the member's own
+ * few rows per owner; by participant, from agent_session_participant_counts
+ * (ParticipantLists1765400000000). A member's, unfiltered: the org's public and the member's own
  * sessions from the counters, plus the member's participations in others' private sessions
  * (as many as they take part in, not the org). Null when the filter needs more than the
  * counters hold: then the capped count.
@@ -229,6 +231,13 @@ function counterStatement(caller: Caller, filter: SessionFilter): ListStatement 
         'AND cs.org_id = :callerOrg AND cs.is_deleted = 0 AND cs.is_public = 0 AND cs.owner_user_id <> :callerUser) AS total',
       conditions: [{ sql: '', params: { callerOrg: caller.orgId, callerUser: caller.userId } }],
     };
+  }
+  if (filter.participantId != null && set.every(([k]) => k === 'participantId' || k === 'includeDeleted')) {
+    const conditions: Condition[] = [
+      { sql: 'org_id = :callerOrg AND user_id = :participantId', params: { callerOrg: caller.orgId, participantId: filter.participantId } },
+    ];
+    if (filter.includeDeleted !== true) conditions.push({ sql: 'is_deleted = 0', params: {} });
+    return { sql: `SELECT COALESCE(SUM(n), 0) AS total FROM agent_session_participant_counts WHERE ${whereOf(conditions)}`, conditions };
   }
   if (!set.every(([k]) => COUNTED_FILTERS.has(k))) return null;
   const conditions: Condition[] = [{ sql: 'org_id = :callerOrg', params: { callerOrg: caller.orgId } }];

@@ -47,6 +47,12 @@ export function memberTest(caller: Caller): Condition | null {
   };
 }
 
+/**
+ * Which rows a list walks in its order: the sessions' (`s`), or, for a participant filter,
+ * the user's participant rows (`p`), which carry their session's sort keys.
+ */
+export type Walk = 'sessions' | 'participant';
+
 /** Conditions as one WHERE clause (joined with AND). */
 export const whereOf = (conditions: readonly Condition[]): string => conditions.map((c) => c.sql).join(' AND ');
 
@@ -71,15 +77,26 @@ const EQUAL_FILTERS = [
  * Visibility plus every filter the caller gave but the search, which decides where the rows
  * come from (sessions/session-search.ts).
  */
-export function filterConditions(caller: Caller, filter: SessionFilter): Condition[] {
+export function filterConditions(caller: Caller, filter: SessionFilter, walk: Walk = 'sessions'): Condition[] {
   const member = memberTest(caller);
-  return member === null ? rangeConditions(caller, filter) : [...rangeConditions(caller, filter), member];
+  return member === null ? rangeConditions(caller, filter, walk) : [...rangeConditions(caller, filter, walk), member];
 }
 
-/** filterConditions without a member's own test: the sessions of the org a search walks. */
-export function rangeConditions(caller: Caller, filter: SessionFilter): Condition[] {
-  const conditions = orgRange(caller, filter.includeDeleted === true);
-  if (filter.participantId != null) {
+/**
+ * filterConditions without a member's own test: the sessions of the org a search walks. A
+ * participant walk (session-keyset.ts participantsFrom) takes the user's rows and their
+ * copies of the session's flag and dates; otherwise the participant is a test of each session.
+ */
+export function rangeConditions(caller: Caller, filter: SessionFilter, walk: Walk = 'sessions'): Condition[] {
+  const participant = walk === 'participant' && filter.participantId != null ? filter.participantId : null;
+  const conditions: Condition[] =
+    participant === null
+      ? orgRange(caller, filter.includeDeleted === true)
+      : [
+          { sql: 'p.org_id = :callerOrg AND p.user_id = :participantId AND s.org_id = :callerOrg', params: { callerOrg: caller.orgId, participantId: participant } },
+          ...(filter.includeDeleted === true ? [] : [{ sql: 'p.is_deleted = 0', params: {} }]),
+        ];
+  if (filter.participantId != null && participant === null) {
     // The owner is recorded as a participant when the session is created (DD-003).
     conditions.push({
       sql: 'EXISTS (SELECT 1 FROM agent_session_participants fp WHERE fp.session_id = s.id AND fp.org_id = :callerOrg AND fp.user_id = :participantId)',
@@ -90,7 +107,8 @@ export function rangeConditions(caller: Caller, filter: SessionFilter): Conditio
     const value = filter[field];
     if (value != null) conditions.push({ sql: `${column} = :${field}`, params: { [field]: value } });
   }
-  if (filter.updatedAfter) conditions.push({ sql: 's.last_updated_date > :updatedAfter', params: { updatedAfter: filter.updatedAfter } });
-  if (filter.updatedBefore) conditions.push({ sql: 's.last_updated_date < :updatedBefore', params: { updatedBefore: filter.updatedBefore } });
+  const updated = participant === null ? 's.last_updated_date' : 'p.last_updated_date';
+  if (filter.updatedAfter) conditions.push({ sql: `${updated} > :updatedAfter`, params: { updatedAfter: filter.updatedAfter } });
+  if (filter.updatedBefore) conditions.push({ sql: `${updated} < :updatedBefore`, params: { updatedBefore: filter.updatedBefore } });
   return conditions;
 }

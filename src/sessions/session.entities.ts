@@ -95,7 +95,15 @@ export interface ParticipantRow {
   orgId: string;
   userName: string;
   joinedDate: Date;
+  /** Copies of the session's, kept by triggers (ParticipantLists1765400000000): what the participant filter walks. */
+  sessionIsDeleted: boolean;
+  sessionCreationDate: Date;
+  sessionLastUpdatedDate: Date;
+  sessionName: string;
 }
+
+/** What a participant row's copies hold until its triggers fill them (ParticipantLists1765400000000). */
+export const EPOCH = '1970-01-01 00:00:00.000';
 
 const varchar = (length: number, nullable = false) => ({ type: 'varchar' as const, length, nullable });
 
@@ -219,8 +227,17 @@ export function sessionEntities(dialect: Dialect) {
       orgId: { ...id(64), name: 'org_id' },
       userName: { ...varchar(200), name: 'user_name' },
       joinedDate: date('joined_date'),
+      // The triggers write these (ParticipantLists1765400000000), never the gateway.
+      sessionIsDeleted: { type: 'boolean', name: 'is_deleted', default: false, insert: false, update: false },
+      sessionCreationDate: { ...date('creation_date'), default: EPOCH, insert: false, update: false },
+      sessionLastUpdatedDate: { ...date('last_updated_date'), default: EPOCH, insert: false, update: false },
+      sessionName: { ...varchar(200), ...t.caseInsensitive, name: 'name', default: '', insert: false, update: false },
     },
-    indices: [{ name: 'idx_participants_org_user', columns: ['orgId', 'userId'] }],
+    indices: [
+      { name: 'idx_participants_list_updated', columns: ['orgId', 'userId', 'sessionLastUpdatedDate', 'sessionId', 'sessionIsDeleted'] },
+      { name: 'idx_participants_list_created', columns: ['orgId', 'userId', 'sessionCreationDate', 'sessionId', 'sessionIsDeleted'] },
+      { name: 'idx_participants_list_name', columns: ['orgId', 'userId', 'sessionName', 'sessionId', 'sessionIsDeleted'] },
+    ],
   });
 
   return { sessions, turns, participants };

@@ -12,12 +12,13 @@ import type { MigrationInterface } from 'typeorm';
 import { SessionCounts1765100000002 } from '../../src/persistence/migrations/1765100000002-session-counts';
 import { SessionSearch1765100000001 } from '../../src/persistence/migrations/1765100000001-session-search';
 import { SessionSearchRows1765300000000 } from '../../src/persistence/migrations/1765300000000-session-search-rows';
+import { COPIED, ParticipantLists1765400000000 } from '../../src/persistence/migrations/1765400000000-participant-lists';
 import type { SqlValue } from '../../src/persistence/sql';
 import { dateOf } from '../../src/sessions/raw-values';
-import { cursorOf, indexFor } from '../../src/sessions/session-keyset';
+import { cursorOf, indexFor, orderBy } from '../../src/sessions/session-keyset';
 import { COUNT_CAP, listStatements, type ListStatement } from '../../src/sessions/session-list';
 import { SEARCH_COUNT_CAP } from '../../src/sessions/session-search';
-import { paramsOf } from '../../src/sessions/session-query';
+import { filterConditions, paramsOf, whereOf } from '../../src/sessions/session-query';
 import { createSessionStore, type SessionStore } from '../../src/sessions/session-store';
 import { mysqlTestDatabase, sqliteTestDatabase, type TestDatabase, type TestDatabaseFactory } from '../support/db';
 import { describeWithMysql } from '../support/services';
@@ -28,6 +29,7 @@ const MEMBER = user('user-2');
 const SESSIONS = 2_000;
 const PAGE = 37;
 const DAY = 24 * 3600 * 1000;
+const ORDER_INDEX: Record<SessionOrder, string> = { LAST_UPDATED_DESC: 'updated', LAST_UPDATED_ASC: 'updated', CREATED_DESC: 'created', NAME_ASC: 'name' };
 const COLUMN: Record<SessionOrder, string> = { LAST_UPDATED_DESC: 'last_updated_date', LAST_UPDATED_ASC: 'last_updated_date', CREATED_DESC: 'creation_date', NAME_ASC: 'name' };
 
 /** Every list shape a client can ask for, one of each kind: orders, filters, admin and member. */
@@ -50,6 +52,9 @@ const SHAPES: readonly Shape[] = [
   { name: 'admin, by owner', caller: ADMIN, order: 'LAST_UPDATED_DESC', filter: { ownerUserId: 'user-3' } },
   { name: 'member, by owner, by name', caller: MEMBER, order: 'NAME_ASC', filter: { ownerUserId: 'user-3' }, sorted: true },
   { name: 'admin, by participant', caller: ADMIN, order: 'LAST_UPDATED_DESC', filter: { participantId: 'user-4' } },
+  { name: 'admin, by participant, deleted too, created', caller: ADMIN, order: 'CREATED_DESC', filter: { participantId: 'user-4', includeDeleted: true } },
+  { name: 'member, by participant, by name', caller: MEMBER, order: 'NAME_ASC', filter: { participantId: 'user-3' } },
+  { name: 'member, by participant, oldest update first, in a window', caller: MEMBER, order: 'LAST_UPDATED_ASC', filter: { participantId: 'user-2', updatedAfter: new Date(Date.now() - 300 * DAY) } },
   { name: 'admin, by status', caller: ADMIN, order: 'LAST_UPDATED_DESC', filter: { lastTurnStatus: 'COMPLETED' } },
   { name: 'member, updated in a window', caller: MEMBER, order: 'LAST_UPDATED_DESC', filter: { updatedAfter: new Date(Date.now() - 200 * DAY), updatedBefore: new Date(Date.now() - 60 * DAY) } },
 ];
@@ -64,10 +69,17 @@ function pagesSuite(open: TestDatabaseFactory): void {
     return t.db.read<T>(text, params as SqlValue[]);
   };
 
-  /** The whole list in one statement without any cursor: what the pages must add up to. */
+  /**
+   * The whole list in one statement without any cursor: what the pages must add up to. From
+   * the sessions' own columns, a participant as a test of each (not the participant rows'
+   * copies, which the pages walk); a search as the list states it.
+   */
   async function everything(caller: Caller, filter: SessionFilter, order: SessionOrder): Promise<string[]> {
-    const s = listStatements(t.db.dialect, caller, filter, order, { first: 1, after: null }, false).page;
-    return (await run<{ id: string }>({ sql: s.sql.replace(/LIMIT \d+$/, 'LIMIT 100000'), conditions: s.conditions })).map((r) => r.id);
+    const s =
+      filter.search == null
+        ? { sql: `SELECT s.id FROM agent_sessions s WHERE ${whereOf(filterConditions(caller, filter))} ORDER BY ${orderBy(order)}`, conditions: filterConditions(caller, filter) }
+        : listStatements(t.db.dialect, caller, filter, order, { first: 1, after: null }, false).page;
+    return (await run<{ id: string }>({ sql: s.sql.replace(/LIMIT \d+$/, '') + ' LIMIT 100000', conditions: s.conditions })).map((r) => r.id);
   }
 
   beforeAll(async () => {
@@ -168,6 +180,21 @@ function pagesSuite(open: TestDatabaseFactory): void {
       rows.map((r) => `${String(r.org_id)}/${String(r.owner_user_id)}/${Number(r.is_deleted)}/${Number(r.is_public)}=${Number(r.n)}`);
     expect(norm(counters)).toEqual(norm(counted));
     expect(counters.length).toBeGreaterThan(10);
+    const byUser = 'org_id, user_id, is_deleted';
+    const participantCounters = await t.db.read<Record<string, unknown>>(`SELECT ${byUser}, n FROM agent_session_participant_counts WHERE n <> 0 ORDER BY ${byUser}`);
+    const participations = await t.db.read<Record<string, unknown>>(
+      `SELECT p.org_id, p.user_id, s.is_deleted, COUNT(*) AS n FROM agent_session_participants p JOIN agent_sessions s ON s.id = p.session_id ` +
+        `GROUP BY p.org_id, p.user_id, s.is_deleted ORDER BY p.org_id, p.user_id, s.is_deleted`,
+    );
+    const normUser = (rows: Record<string, unknown>[]) => rows.map((r) => `${String(r.org_id)}/${String(r.user_id)}/${Number(r.is_deleted)}=${Number(r.n)}`);
+    expect(normUser(participantCounters)).toEqual(normUser(participations));
+    expect(participantCounters.length).toBeGreaterThan(10);
+    // Each participant row's copies of its session's sort keys and flag, byte for byte.
+    const differ = COPIED.map((c) => (c === 'name' ? `CAST(p.name AS BINARY) <> CAST(s.name AS BINARY)` : `p.${c} <> s.${c}`)).join(' OR ');
+    const stale = await t.db.read<{ n: number | string }>(
+      `SELECT COUNT(*) AS n FROM agent_session_participants p JOIN agent_sessions s ON s.id = p.session_id WHERE ${t.db.dialect === 'sqlite' ? differ.replace(/CAST\((\w+)\.name AS BINARY\)/g, '$1.name COLLATE BINARY') : differ}`,
+    );
+    expect(Number(stale[0]?.n)).toBe(0);
   }
 
   it('keeps the counters equal to a full COUNT through creates, deletes, reruns, participants joining, and a migration on a populated database', async () => {
@@ -178,8 +205,17 @@ function pagesSuite(open: TestDatabaseFactory): void {
     await store.lifecycle.failTurn(user('user-5'), session.id, turn.id, { errors: ['x'] });
     await store.lifecycle.updateSession(MEMBER, session.id, { isPublic: false });
     await countersMatch();
+    // A rename that changes only the case reorders the name list: the copies follow it.
+    await store.lifecycle.updateSession(MEMBER, session.id, { name: 'COUNTED SESSION' });
+    const byName = await store.reads.listSessions(ADMIN, { participantId: 'user-5' }, 'NAME_ASC', { first: 100, after: null });
+    expect(byName.items.find((i) => i.id === session.id)?.name).toBe('COUNTED SESSION');
+    await countersMatch();
     await store.lifecycle.deleteSession(ADMIN, session.id);
     await countersMatch();
+    for (const includeDeleted of [false, true]) {
+      const byParticipant = await store.reads.listSessions(ADMIN, { participantId: 'user-5', includeDeleted }, 'LAST_UPDATED_DESC', { first: 1, after: null });
+      expect(await byParticipant.totalCount()).toBe((await everything(ADMIN, { participantId: 'user-5', includeDeleted }, 'LAST_UPDATED_DESC')).length);
+    }
     const page = await store.reads.listSessions(ADMIN, {}, 'LAST_UPDATED_DESC', { first: 1, after: null });
     const withDeleted = await store.reads.listSessions(ADMIN, { includeDeleted: true }, 'LAST_UPDATED_DESC', { first: 1, after: null });
     expect(await withDeleted.totalCount()).toBeGreaterThan(await page.totalCount());
@@ -190,6 +226,8 @@ function pagesSuite(open: TestDatabaseFactory): void {
     }
     // Down and up again on the populated database: filled from the sessions.
     await redo(new SessionCounts1765100000002());
+    await countersMatch();
+    await redo(new ParticipantLists1765400000000());
     await countersMatch();
   }, 120_000);
 
@@ -268,14 +306,17 @@ function pagesSuite(open: TestDatabaseFactory): void {
 
   /** What a statement costs: index and row reads on MySQL/MariaDB, and the plan's shape on SQLite. */
   async function cost(s: ListStatement, shape: Shape, deep: boolean): Promise<number> {
-    const index = indexFor(shape.order, shape.filter);
+    // A participant filter walks the user's participant rows (sessions/session-keyset.ts participantsFrom).
+    const byParticipant = shape.filter.participantId != null;
+    const index = byParticipant ? `idx_participants_list_${ORDER_INDEX[shape.order]}` : indexFor(shape.order, shape.filter);
+    const alias = byParticipant ? 'p' : 's';
     const [text, params] = t.db.dataSource.driver.escapeQueryWithParameters(s.sql, paramsOf(s.conditions));
     if (t.url === null) {
       const sqlite = new Database(join(t.dataDir, 'gateway.sqlite'), { readonly: true });
       try {
         const plan = (sqlite.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...(params as SqlValue[]).map(sqliteValue)) as { detail: string }[]).map((r) => r.detail);
         // One seek into the order's index, a range from the cursor on, and no sort: the page costs what it reads.
-        expect(plan[0]).toMatch(new RegExp(`^SEARCH s USING (COVERING )?INDEX ${index} \\(org_id=\\?`));
+        expect(plan[0]).toMatch(new RegExp(`^SEARCH ${alias} USING (COVERING )?INDEX ${index} \\(org_id=\\?`));
         expect(plan.join('\n')).not.toMatch(/SCAN s\b/);
         if (!shape.sorted) expect(plan.join('\n')).not.toMatch(/TEMP B-TREE/);
         if (deep && !shape.sorted) expect(plan[0]).toMatch(new RegExp(`${COLUMN[shape.order]}[<>]\\?`));
@@ -301,9 +342,7 @@ function pagesSuite(open: TestDatabaseFactory): void {
     }
   }
 
-  // A participant filter is driven from the participant rows (sessions/session-keyset.ts indexFor).
-  const INDEXED = SHAPES.filter((s) => s.filter.participantId == null);
-  it.each(INDEXED.map((s) => [s.name, s] as const))('reads no more for a page near the end than for the first: %s', async (_name, shape) => {
+  it.each(SHAPES.map((s) => [s.name, s] as const))('reads no more for a page near the end than for the first: %s', async (_name, shape) => {
     const s = listStatements(t.db.dialect, shape.caller, shape.filter, shape.order, { first: 1, after: null }, false).page;
     const rows = await run<{ id: string; name: string; creation_date: Date | string; last_updated_date: Date | string }>({
       sql: s.sql.replace(/LIMIT \d+$/, 'LIMIT 100000'),

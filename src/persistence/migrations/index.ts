@@ -14,6 +14,7 @@ import { SessionSearch1765100000001 } from './1765100000001-session-search';
 import { SessionCounts1765100000002 } from './1765100000002-session-counts';
 import { EventIdsPerOrg1765200000000 } from './1765200000000-event-ids-per-org';
 import { SessionSearchRows1765300000000 } from './1765300000000-session-search-rows';
+import { ParticipantLists1765400000000 } from './1765400000000-participant-lists';
 
 /** Every migration, oldest first. New ones are appended, never edited. */
 export const migrations = [
@@ -33,4 +34,5 @@ export const migrations = [
   SessionCounts1765100000002,
   EventIdsPerOrg1765200000000,
   SessionSearchRows1765300000000,
+  ParticipantLists1765400000000,
 ];
