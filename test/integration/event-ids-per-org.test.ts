@@ -7,6 +7,7 @@ import { addTurn, completeTurn } from '../support/turns';
 import { alice, startGateway, user, type TestGateway } from '../support/testkit';
 
 const globexUser = user('gina', 'globex');
+const bob = user('bob');
 const MIGRATION = 'EventIdsPerOrg1765200000000';
 
 function perOrgSuite(open: TestDatabaseFactory): void {
@@ -140,7 +141,15 @@ function perOrgSuite(open: TestDatabaseFactory): void {
 describe('event ids per org on embedded SQLite', () => perOrgSuite(sqliteTestDatabase));
 describeWithMysql('event ids per org on MySQL/MariaDB', () => perOrgSuite(mysqlTestDatabase));
 
-describeWithMysql('turn changes of different orgs on MySQL/MariaDB', () => {
+/** 'committed', or 'still waiting' when `work` has not settled within `ms`. */
+async function settledWithin(work: Promise<unknown>, ms: number): Promise<string> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = await Promise.race([work.then(() => 'committed'), new Promise<string>((resolve) => (timer = setTimeout(() => resolve('still waiting'), ms)))]);
+  clearTimeout(timer);
+  return settled;
+}
+
+describeWithMysql('turn changes that must not wait on each other on MySQL/MariaDB', () => {
   let t: TestDatabase;
   let sessions: SessionStore['lifecycle'];
   beforeAll(async () => {
@@ -165,13 +174,7 @@ describeWithMysql('turn changes of different orgs on MySQL/MariaDB', () => {
         const caller = user(`user-${i}`, `org-${i % 20}`);
         return sessions.startSession(caller, { name: `burst ${i}`, agentContextId: 'ac' }, { instructionSummary: 'go' });
       });
-      let timer: NodeJS.Timeout | undefined;
-      const settled = await Promise.race([
-        Promise.all(others).then(() => 'all committed'),
-        new Promise<string>((resolve) => (timer = setTimeout(() => resolve('still waiting'), 15_000))),
-      ]);
-      clearTimeout(timer);
-      expect(settled).toBe('all committed');
+      expect(await settledWithin(Promise.all(others), 15_000)).toBe('committed');
       expect(acmeDone).toBe(false);
       await holder.query('COMMIT');
       expect((await acmeTurn).sequenceNumber).toBe(2);
@@ -180,6 +183,42 @@ describeWithMysql('turn changes of different orgs on MySQL/MariaDB', () => {
     }
     const history = new TurnEventRepository(t.db);
     for (let org = 0; org < 20; org++) expect(await history.latestId(`org-${org}`)).toBe(2);
+  }, 60_000);
+
+  /**
+   * A session's change rewrites its participant rows' copies (ParticipantLists1765400000000)
+   * by the key's prefix. At REPEATABLE READ that also locked the gap after them, up to the
+   * next session's first participant: a turn or a join there waited for the first session's
+   * transaction to end. The gateway's connections run at READ COMMITTED (sessionSetupSql); README, "MySQL and MariaDB".
+   */
+  it("let a turn and a join of the next session commit while the session before it has a transaction open", async () => {
+    const created = await Promise.all(['one', 'two'].map((name) => sessions.createSession(alice, { name, agentContextId: 'ac', isPublic: true })));
+    const [first, next] = created.map((s) => s.id).sort();
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let updated = (): void => undefined;
+    const holding = new Promise<void>((resolve) => (updated = resolve));
+    // The gateway's own transaction: the session row and its participant rows' copies changed, not yet committed.
+    const open = t.db.sqlTransaction(async (tx) => {
+      await tx.rows('UPDATE agent_sessions SET last_updated_date = ? WHERE id = ?', [new Date(), first!]);
+      updated();
+      await held;
+      await tx.commitWith([]);
+    });
+    try {
+      await holding;
+      const others = Promise.all([addTurn(sessions, alice, next!), addTurn(sessions, bob, next!), sessions.createSession(bob, { name: 'three', agentContextId: 'ac' })]);
+      expect(await settledWithin(others, 10_000)).toBe('committed');
+    } finally {
+      release();
+      await open;
+    }
+    const copies = await t.db.read<{ user_id: string; same: number | string }>(
+      'SELECT p.user_id, p.last_updated_date = s.last_updated_date AS same FROM agent_session_participants p JOIN agent_sessions s ON s.id = p.session_id WHERE p.session_id = ? ORDER BY p.user_id',
+      [next!],
+    );
+    // Bob joined the next session by running a turn in it; both rows carry its latest update.
+    expect(copies.map((c) => `${c.user_id}:${Number(c.same)}`)).toEqual(['alice:1', 'bob:1']);
   }, 60_000);
 });
 
