@@ -50,7 +50,8 @@ const SESSION_COLUMNS = [
   'repo', 'default_language', 'turn_count', 'last_turn_status', 'last_turn_date', 'input_tokens', 'output_tokens',
   'cached_input_tokens', 'estimated_cost_usd', 'usage_estimated',
 ] as const;
-const PARTICIPANT_COLUMNS = ['session_id', 'user_id', 'org_id', 'user_name', 'joined_date'] as const;
+/** With the copies of the session's keys the rows carry (ParticipantLists1765400000000): written here, the trigger does not look the session up. */
+const PARTICIPANT_COLUMNS = ['session_id', 'user_id', 'org_id', 'user_name', 'joined_date', 'is_deleted', 'creation_date', 'last_updated_date', 'name'] as const;
 
 /**
  * A year of an org's sessions in multi-row INSERTs, oldest first, a few thousand per
@@ -75,9 +76,11 @@ export async function bulkSeedSessions(db: Database, o: BulkSeedOptions, progres
       const topic = TOPICS[i % TOPICS.length] as string;
       const which = i % o.agentContextIds.length;
       const description = i % RARE_EVERY === 7 ? `Seeded session with a ${RARE_WORD} in it` : random() < 0.5 ? `Seeded session about the ${topic}` : null;
+      const name = `${VERBS[i % VERBS.length]} ${topic} #${i + 1}`;
+      const deleted = random() < o.deletedShare ? 1 : 0;
       sessions.push([
-        id, o.orgId, o.orgName, `user-${ownerNo}`, `User ${ownerNo}`, `${VERBS[i % VERBS.length]} ${topic} #${i + 1}`, null, description,
-        random() < o.publicShare ? 1 : 0, 0, random() < o.deletedShare ? 1 : 0, 'maintenance', created, updated,
+        id, o.orgId, o.orgName, `user-${ownerNo}`, `User ${ownerNo}`, name, null, description,
+        random() < o.publicShare ? 1 : 0, 0, deleted, 'maintenance', created, updated,
         o.agentContextIds[which] as string, o.conversationContextIds[which % o.conversationContextIds.length] ?? null,
         `user-${ownerNo}.laptop`, REPOS[i % REPOS.length] as string, 'typescript', 0, null, null, 0, 0, 0, null, 0,
       ]);
@@ -85,7 +88,7 @@ export async function bulkSeedSessions(db: Database, o: BulkSeedOptions, progres
       const wanted = Math.min(o.users, min + Math.floor(random() * (max - min + 1)));
       const members = new Set([ownerNo]);
       while (members.size < wanted) members.add(1 + Math.floor(random() * o.users));
-      for (const n of members) participants.push([id, `user-${n}`, o.orgId, `User ${n}`, created]);
+      for (const n of members) participants.push([id, `user-${n}`, o.orgId, `User ${n}`, created, deleted, created, updated, name]);
     }
     const statements = [
       ...inserts(`${ignore} INTO agent_sessions`, SESSION_COLUMNS, sessions, SESSION_ROWS_PER_INSERT),

@@ -8,6 +8,7 @@ import type { ActiveFileRef, ChunkRef, ToolCall } from '../domain/turn';
 import type { TurnStatus } from '../domain/turn-status';
 import { bigintNumber, jsonColumn } from '../persistence/columns';
 import { columnTypes, type Dialect } from '../persistence/dialect';
+import { UNCOPIED } from '../persistence/migrations/1765400000000-participant-lists';
 
 /**
  * Table rows as the ORM sees them. They never leave sessions/: the store maps them to
@@ -101,9 +102,6 @@ export interface ParticipantRow {
   sessionLastUpdatedDate: Date;
   sessionName: string;
 }
-
-/** What a participant row's copies hold until its triggers fill them (ParticipantLists1765400000000). */
-export const EPOCH = '1970-01-01 00:00:00.000';
 
 const varchar = (length: number, nullable = false) => ({ type: 'varchar' as const, length, nullable });
 
@@ -229,8 +227,8 @@ export function sessionEntities(dialect: Dialect) {
       joinedDate: date('joined_date'),
       // The triggers write these (ParticipantLists1765400000000), never the gateway.
       sessionIsDeleted: { type: 'boolean', name: 'is_deleted', default: false, insert: false, update: false },
-      sessionCreationDate: { ...date('creation_date'), default: EPOCH, insert: false, update: false },
-      sessionLastUpdatedDate: { ...date('last_updated_date'), default: EPOCH, insert: false, update: false },
+      sessionCreationDate: { ...date('creation_date'), default: UNCOPIED, insert: false, update: false },
+      sessionLastUpdatedDate: { ...date('last_updated_date'), default: UNCOPIED, insert: false, update: false },
       sessionName: { ...varchar(200), ...t.caseInsensitive, name: 'name', default: '', insert: false, update: false },
     },
     indices: [

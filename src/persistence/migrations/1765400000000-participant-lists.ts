@@ -16,6 +16,11 @@ export const PARTICIPANT_LIST_INDEXES: Readonly<Record<string, readonly string[]
 };
 
 const COUNT_KEY = 'org_id, user_id, is_deleted';
+/**
+ * A participant row's dates until its copies are made. An insert that carries the copies (the
+ * bulk seed, which writes the session in the same transaction) is not looked up again.
+ */
+export const UNCOPIED = '1970-01-01 00:00:00.000';
 /** Participant rows are backfilled this many sessions at a time: short statements, each its own transaction. */
 const BACKFILL_SESSIONS = 5_000;
 
@@ -51,15 +56,16 @@ export class ParticipantLists1765400000000 implements MigrationInterface {
     // Sorted as the session's own name sorts: the same character set and collation.
     await q.query(
       `ALTER TABLE agent_session_participants ADD COLUMN is_deleted tinyint NOT NULL DEFAULT 0, ` +
-        `ADD COLUMN creation_date ${date} NOT NULL DEFAULT '1970-01-01 00:00:00.000', ADD COLUMN last_updated_date ${date} NOT NULL DEFAULT '1970-01-01 00:00:00.000', ` +
+        `ADD COLUMN creation_date ${date} NOT NULL DEFAULT '${UNCOPIED}', ADD COLUMN last_updated_date ${date} NOT NULL DEFAULT '${UNCOPIED}', ` +
         `ADD COLUMN name varchar(${Number(nameType.len)}) CHARACTER SET ${nameType.cs} COLLATE ${nameType.co} NOT NULL DEFAULT '', ALGORITHM=INSTANT`,
     );
     // One lookup of the session for all four (a subquery each cost the bulk seed 40% more).
     await q.query(
       `CREATE TRIGGER agent_session_participants_copy BEFORE INSERT ON agent_session_participants FOR EACH ROW BEGIN ` +
         `DECLARE d tinyint; DECLARE c ${date}; DECLARE u ${date}; DECLARE n varchar(${Number(nameType.len)}) CHARACTER SET ${nameType.cs} COLLATE ${nameType.co}; ` +
+        `IF NEW.creation_date = '${UNCOPIED}' THEN ` +
         `SELECT s.is_deleted, s.creation_date, s.last_updated_date, s.name INTO d, c, u, n FROM agent_sessions s WHERE s.id = NEW.session_id; ` +
-        `IF c IS NOT NULL THEN SET NEW.is_deleted = d, NEW.creation_date = c, NEW.last_updated_date = u, NEW.name = n; END IF; END`,
+        `IF c IS NOT NULL THEN SET NEW.is_deleted = d, NEW.creation_date = c, NEW.last_updated_date = u, NEW.name = n; END IF; END IF; END`,
     );
     // BINARY: a rename that changes only the case is a change.
     const same = COPIED.map((c) => (c === 'name' ? 'BINARY NEW.name <=> BINARY OLD.name' : `NEW.${c} <=> OLD.${c}`)).join(' AND ');
@@ -107,8 +113,8 @@ export class ParticipantLists1765400000000 implements MigrationInterface {
   /** SQLite is embedded with one writer: the same in plain statements, the copies made after the insert (no BEFORE-trigger assignment). */
   private async upSqlite(q: QueryRunner): Promise<void> {
     await q.query('ALTER TABLE agent_session_participants ADD COLUMN is_deleted boolean NOT NULL DEFAULT 0');
-    await q.query("ALTER TABLE agent_session_participants ADD COLUMN creation_date datetime NOT NULL DEFAULT '1970-01-01 00:00:00.000'");
-    await q.query("ALTER TABLE agent_session_participants ADD COLUMN last_updated_date datetime NOT NULL DEFAULT '1970-01-01 00:00:00.000'");
+    await q.query(`ALTER TABLE agent_session_participants ADD COLUMN creation_date datetime NOT NULL DEFAULT '${UNCOPIED}'`);
+    await q.query(`ALTER TABLE agent_session_participants ADD COLUMN last_updated_date datetime NOT NULL DEFAULT '${UNCOPIED}'`);
     await q.query("ALTER TABLE agent_session_participants ADD COLUMN name varchar(200) COLLATE NOCASE NOT NULL DEFAULT ''");
     const columns = COPIED.join(', ');
     const copy = (where: string) =>
@@ -116,7 +122,7 @@ export class ParticipantLists1765400000000 implements MigrationInterface {
       `WHERE ${where} AND EXISTS (SELECT 1 FROM agent_sessions s WHERE s.id = agent_session_participants.session_id)`;
     await q.query(copy('1 = 1'));
     await q.query(
-      `CREATE TRIGGER agent_session_participants_copy AFTER INSERT ON agent_session_participants BEGIN ` +
+      `CREATE TRIGGER agent_session_participants_copy AFTER INSERT ON agent_session_participants WHEN NEW.creation_date = '${UNCOPIED}' BEGIN ` +
         `${copy('session_id = NEW.session_id AND user_id = NEW.user_id')}; END`,
     );
     // `IS NOT` on the name compares with its NOCASE collation; the copy follows a change of case too.
