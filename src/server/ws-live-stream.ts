@@ -132,6 +132,9 @@ export class LiveStream implements AsyncGenerator<SharedPayload, undefined, unde
   }
 }
 
+/** The latest live payload's SharedPayload, which the members of its group share. */
+let lastLive: SharedPayload | null = null;
+
 /** The LiveGroup's side of a LiveStream. */
 class StreamSink implements SubscriberSink {
   constructor(
@@ -144,7 +147,10 @@ class StreamSink implements SubscriberSink {
   }
 
   next(payload: Buffer, flushed?: () => void): void {
-    this.stream.push(new SharedPayload(payload, flushed));
+    if (flushed) return this.stream.push(new SharedPayload(payload, flushed));
+    // Nothing waits for this one's flush: every member of the group pushes the same SharedPayload.
+    if (lastLive?.bytes !== payload) lastLive = new SharedPayload(payload, undefined);
+    this.stream.push(lastLive);
   }
 
   complete(): void {
