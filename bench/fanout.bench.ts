@@ -20,6 +20,9 @@ import { BENCH_SECRET } from './bench-child';
  * BENCH_SCENARIOS picks scenarios (default baseline,gateway,slow,per-subscriber,redis):
  *   - baseline: a bare node:http + ws server (fanout-baseline-server.ts) pushing one prebuilt
  *     frame to every socket, to the same clients: the floor for these sockets on this machine;
+ *   - graphql-ws (only when named): the baseline's server with graphql-ws's server as the
+ *     protocol and the gateway's LiveStream per operation, fed one payload per event, no
+ *     gateway (fanout-graphql-ws-server.ts): the floor of the design the gateway keeps;
  *   - gateway: one instance as configured by default (shared execution), NODE_ENV=production;
  *     with BENCH_BEFORE_DIR (another checkout, its bench built: `npx tsc -p tsconfig.bench.json`)
  *     that checkout's gateway runs the same scenario just before, for an A/B in one run;
@@ -69,7 +72,7 @@ const FILTER_EVENTS = Number(process.env.BENCH_FILTER_EVENTS ?? 40);
 const ROLE = process.env.BENCH_ROLE ?? 'admin';
 const BEFORE_DIR = process.env.BENCH_BEFORE_DIR;
 
-type Kind = 'baseline' | 'before' | 'gateway' | 'slow' | 'per-subscriber' | 'redis';
+type Kind = 'baseline' | 'graphql-ws' | 'before' | 'gateway' | 'slow' | 'per-subscriber' | 'redis';
 
 interface Result {
   readonly p50: number;
@@ -126,7 +129,7 @@ async function scenario(kind: Kind, subscribers: number): Promise<Result> {
     ...(PROFILE_DIR ? { BENCH_PROFILE_DIR: PROFILE_DIR } : {}),
     ...(databaseUrl ? { REDIS_URL: REDIS!, REDIS_KEY_PREFIX: `bench-${randomUUID()}:`, DATABASE_URL: databaseUrl } : {}),
   };
-  const script = kind === 'baseline' ? 'fanout-baseline-server.js' : kind === 'before' ? join(BEFORE_DIR!, 'dist-bench/bench/fanout-server.js') : 'fanout-server.js';
+  const script = kind === 'baseline' ? 'fanout-baseline-server.js' : kind === 'graphql-ws' ? 'fanout-graphql-ws-server.js' : kind === 'before' ? join(BEFORE_DIR!, 'dist-bench/bench/fanout-server.js') : 'fanout-server.js';
   const hub = await ServerProcess.start(script, env);
   const publisher = databaseUrl ? await ServerProcess.start(script, env) : hub;
   const sockets: WebSocket[] = [];
@@ -279,6 +282,7 @@ async function filters(): Promise<void> {
 
 const LABELS: Record<Kind, string> = {
   baseline: 'bare ws server, one prebuilt frame (baseline)',
+  'graphql-ws': 'bare ws + graphql-ws server, one payload',
   before: 'gateway, one instance (BENCH_BEFORE_DIR)',
   gateway: 'gateway, one instance',
   slow: `gateway, one instance, + ${SLOW} slow readers`,
@@ -309,6 +313,8 @@ async function main(): Promise<void> {
         return result;
       };
       const baseline = await run('baseline');
+      const protocol = await run('graphql-ws');
+      if (baseline && protocol) console.log(ratio('graphql-ws / baseline', protocol, baseline));
       const before = await run('before');
       if (baseline && before) console.log(ratio('before / baseline', before, baseline));
       const gateway = await run('gateway');
