@@ -38,46 +38,6 @@ const PING_SLICES = 10;
 const TEXT = { binary: false } as const;
 /** What graphql-ws's `next` message ends with when its payload is a SharedPayload (see ws-live-stream.ts). */
 const SHARED_TAIL = '"payload":null}';
-/** Message heads (operation ids) whose frames of the latest payload are kept: a few, however many sockets share them. */
-const MAX_SHARED_HEADS = 16;
-
-/**
- * The frames of the payload being fanned out, by the message graphql-ws stringified around
- * it (that is, by operation id): sockets whose operations share an id send the same
- * buffer, built once per event (as a bare ws server sends one prebuilt frame). Only the
- * latest payload's frames are kept.
- */
-const sharedFrames = { bytes: null as Buffer | null, byMessage: new Map<string, Buffer>() };
-
-/** The frame `data` stands for: its head, the shared bytes, a brace; `own` memory for a frame that is kept or will wait. */
-function buildFrame(data: string, bytes: Buffer, own: boolean): Buffer {
-  if (!data.endsWith(SHARED_TAIL)) throw new Error('a shared payload in a message that is not a next message');
-  const headBytes = Buffer.byteLength(data) - 'null}'.length;
-  const size = headBytes + bytes.length + 1;
-  const frame = own ? Buffer.allocUnsafeSlow(size) : Buffer.allocUnsafe(size);
-  frame.write(data, 0, headBytes);
-  bytes.copy(frame, headBytes);
-  frame[size - 1] = 0x7d; // }
-  return frame;
-}
-
-/** The frame for `data` around `bytes`: one of the kept ones, or one of its own (`buffered`: the socket has frames waiting). */
-function frameOf(data: string, bytes: Buffer, buffered: number): Buffer {
-  if (sharedFrames.bytes !== bytes) {
-    sharedFrames.bytes = bytes;
-    sharedFrames.byMessage.clear();
-  }
-  const kept = sharedFrames.byMessage.get(data);
-  if (kept) return kept;
-  if (sharedFrames.byMessage.size >= MAX_SHARED_HEADS) {
-    // A frame that will wait behind others gets memory of its own: a slice of the shared pool
-    // would keep the whole 8 KiB slab (and the other sockets' frames in it) alive while it waits.
-    return buildFrame(data, bytes, buffered > 0);
-  }
-  const frame = buildFrame(data, bytes, true);
-  sharedFrames.byMessage.set(data, frame);
-  return frame;
-}
 
 /** What every socket of the server shares: its bound on unsent bytes, and what to do when a socket breaks it or fails. */
 interface SocketPolicy {
@@ -150,7 +110,16 @@ class Connection implements GraphQLWsSocket, Congestion {
       this.close(GatewayCloseCode.SlowConsumer, 'Slow consumer: reconnect and resume with afterEventId');
       return shared.flushed?.();
     }
-    socket.send(frameOf(data, shared.bytes, buffered), TEXT, shared.flushed);
+    if (!data.endsWith(SHARED_TAIL)) throw new Error('a shared payload in a message that is not a next message');
+    const headBytes = Buffer.byteLength(data) - 'null}'.length;
+    const size = headBytes + shared.bytes.length + 1;
+    // A frame that will wait behind others gets memory of its own: a slice of the shared pool
+    // would keep the whole 8 KiB slab (and the other sockets' frames in it) alive while it waits.
+    const frame = buffered > 0 ? Buffer.allocUnsafeSlow(size) : Buffer.allocUnsafe(size);
+    frame.write(data, 0, headBytes);
+    shared.bytes.copy(frame, headBytes);
+    frame[size - 1] = 0x7d; // }
+    socket.send(frame, TEXT, shared.flushed);
   }
 
   /** Closes the socket and ends its operations now: nothing more is sent, whatever the client does. */
