@@ -16,6 +16,7 @@ type Command = { readonly id: number } & (
   | { readonly type: 'session' }
   | { readonly type: 'publish'; readonly sessionId: string }
   | { readonly type: 'stats' }
+  | { readonly type: 'cpu' }
   | { readonly type: 'profile'; readonly action: 'heap' | 'start' | 'stop'; readonly label: string }
 );
 
@@ -89,9 +90,13 @@ async function main(): Promise<void> {
         }
         return reply({ id: command.id, started: String(started), committed: String(started) });
       }
+      case 'cpu': {
+        const { user, system } = process.cpuUsage();
+        return reply({ id: command.id, micros: user + system });
+      }
       case 'stats':
         (globalThis as { gc?: () => void }).gc?.();
-        return reply({ id: command.id, rss: process.memoryUsage().rss, subscribers: subscribed.size, connections: wss.clients.size, executions: 0, serialisations, slowConsumersDropped: 0 });
+        return reply({ id: command.id, rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed, subscribers: subscribed.size, connections: wss.clients.size, executions: 0, serialisations, slowConsumersDropped: 0 });
     }
   });
   process.once('SIGTERM', () => {

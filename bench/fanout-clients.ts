@@ -1,5 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import WebSocket from 'ws';
 
 /** Client side of bench/fanout.bench.ts: the server processes it drives and the subscribing sockets. */
@@ -15,6 +15,8 @@ const OUTPUT_QUERY = `subscription O($sessionId: ID!, $turnId: ID!) { turnOutput
 
 export interface ServerStats extends Record<string, unknown> {
   rss: number;
+  /** V8's used heap after a GC: the JS part of the RSS, steadier than it. */
+  heapUsed: number;
   subscribers: number;
   connections: number;
   executions: number;
@@ -34,9 +36,10 @@ export class ServerProcess {
   }
 
   static start(script: string, env: Record<string, string>): Promise<ServerProcess> {
-    const child = fork(join(__dirname, script), [], {
+    const child = fork(isAbsolute(script) ? script : join(__dirname, script), [], {
       env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'error', ...env },
-      execArgv: ['--expose-gc'],
+      // BENCH_CHILD_FLAGS as in bench-child.ts (docs/performance.md: every process a bench starts).
+      execArgv: [...(process.env.BENCH_CHILD_FLAGS?.split(' ').filter(Boolean) ?? []), '--expose-gc'],
     });
     return new Promise((resolve, reject) => {
       child.once('exit', (code) => reject(new Error(`bench server ${script} exited with ${code}`)));

@@ -8,6 +8,9 @@ import { writeHeapSnapshot } from 'node:v8';
  * has subscribed (what an idle subscriber costs) and a CPU profile of the publishing phase
  * only, without the connection storm before it. Both server processes use it.
  */
+/** BENCH_PROFILE_ALLOCATIONS=1: a sampled allocation profile of the publishing phase (what it allocates, garbage included) instead of the CPU profile. */
+const ALLOCATIONS = process.env.BENCH_PROFILE_ALLOCATIONS === '1';
+
 export class PhaseProfiler {
   private session: Session | null = null;
 
@@ -22,6 +25,11 @@ export class PhaseProfiler {
     const session = new Session();
     session.connect();
     this.session = session;
+    if (ALLOCATIONS) {
+      await this.post('HeapProfiler.enable');
+      await this.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+      return;
+    }
     await this.post('Profiler.enable');
     await this.post('Profiler.setSamplingInterval', { interval: 200 });
     await this.post('Profiler.start');
@@ -29,8 +37,8 @@ export class PhaseProfiler {
 
   async stop(label: string): Promise<void> {
     if (!this.dir || !this.session) return;
-    const { profile } = (await this.post('Profiler.stop')) as { profile: unknown };
-    writeFileSync(join(this.dir, `${label}.cpuprofile`), JSON.stringify(profile));
+    const { profile } = (await this.post(ALLOCATIONS ? 'HeapProfiler.stopSampling' : 'Profiler.stop')) as { profile: unknown };
+    writeFileSync(join(this.dir, `${label}.${ALLOCATIONS ? 'heapprofile' : 'cpuprofile'}`), JSON.stringify(profile));
     this.session.disconnect();
     this.session = null;
   }

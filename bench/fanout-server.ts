@@ -77,6 +77,7 @@ async function main(): Promise<void> {
           reply({
             id: raw.id,
             rss: process.memoryUsage().rss,
+            heapUsed: process.memoryUsage().heapUsed,
             subscribers: executor.subscriberCount,
             connections: websockets.connections,
             executions: executor.executions,

@@ -20,7 +20,12 @@ import { BENCH_SECRET } from './bench-child';
  * BENCH_SCENARIOS picks scenarios (default baseline,gateway,slow,per-subscriber,redis):
  *   - baseline: a bare node:http + ws server (fanout-baseline-server.ts) pushing one prebuilt
  *     frame to every socket, to the same clients: the floor for these sockets on this machine;
+ *   - graphql-ws (only when named): the baseline's server with graphql-ws's server as the
+ *     protocol and the gateway's LiveStream per operation, fed one payload per event, no
+ *     gateway (fanout-graphql-ws-server.ts): the floor of the design the gateway keeps;
  *   - gateway: one instance as configured by default (shared execution), NODE_ENV=production;
+ *     with BENCH_BEFORE_DIR (another checkout, its bench built: `npx tsc -p tsconfig.bench.json`)
+ *     that checkout's gateway runs the same scenario just before, for an A/B in one run;
  *   - slow: the same, plus BENCH_SLOW clients that follow the session AND a turn streaming
  *     BENCH_FLOOD_KB of text before each event, and never read: the gateway must drop them
  *     (close code 4413) without the others' latency moving; afterwards each reads again,
@@ -65,8 +70,9 @@ const FILTER_EVENTS = Number(process.env.BENCH_FILTER_EVENTS ?? 40);
  * alone (one group per user: 500 groups for 10,000 subscribers).
  */
 const ROLE = process.env.BENCH_ROLE ?? 'admin';
+const BEFORE_DIR = process.env.BENCH_BEFORE_DIR;
 
-type Kind = 'baseline' | 'gateway' | 'slow' | 'per-subscriber' | 'redis';
+type Kind = 'baseline' | 'graphql-ws' | 'before' | 'gateway' | 'slow' | 'per-subscriber' | 'redis';
 
 interface Result {
   readonly p50: number;
@@ -75,6 +81,9 @@ interface Result {
   /** Median over events of the first receipt: the server's fixed cost per event before any frame goes out. */
   readonly firstReceivedP50: number;
   readonly rssPerSubscriberKb: number;
+  readonly heapPerSubscriberKb: number;
+  /** The server's CPU (user + system) per event, warm-up excluded: steadier than latency on a shared machine. */
+  readonly cpuMsPerEvent: number;
   readonly executionsPerEvent: number;
   readonly serialisationsPerEvent: number;
   readonly load: string;
@@ -120,7 +129,7 @@ async function scenario(kind: Kind, subscribers: number): Promise<Result> {
     ...(PROFILE_DIR ? { BENCH_PROFILE_DIR: PROFILE_DIR } : {}),
     ...(databaseUrl ? { REDIS_URL: REDIS!, REDIS_KEY_PREFIX: `bench-${randomUUID()}:`, DATABASE_URL: databaseUrl } : {}),
   };
-  const script = kind === 'baseline' ? 'fanout-baseline-server.js' : 'fanout-server.js';
+  const script = kind === 'baseline' ? 'fanout-baseline-server.js' : kind === 'graphql-ws' ? 'fanout-graphql-ws-server.js' : kind === 'before' ? join(BEFORE_DIR!, 'dist-bench/bench/fanout-server.js') : 'fanout-server.js';
   const hub = await ServerProcess.start(script, env);
   const publisher = databaseUrl ? await ServerProcess.start(script, env) : hub;
   const sockets: WebSocket[] = [];
@@ -152,6 +161,7 @@ async function scenario(kind: Kind, subscribers: number): Promise<Result> {
     const latencies: number[] = [];
     const allReceived: number[] = [];
     const firstReceived: number[] = [];
+    let cpuFrom = 0;
     for (let k = 0; k <= EVENTS; k++) {
       const sequence = k + 1;
       if (busy) await hub.ask({ type: 'flood', ...busy, bytes: FLOOD_KB * 1024 });
@@ -159,13 +169,17 @@ async function scenario(kind: Kind, subscribers: number): Promise<Result> {
       await sleep(200);
       const { started } = await publisher.ask<{ started: string }>({ type: 'publish', sessionId });
       await waitFor(() => receipts.count(sequence) === subscribers, 120_000, `event ${sequence} at every subscriber`);
-      if (k === 0) continue; // warm-up
+      if (k === 0) {
+        cpuFrom = (await hub.ask<{ micros: number }>({ type: 'cpu' })).micros;
+        continue; // warm-up
+      }
       const t0 = BigInt(started);
       const ms = (receipts.bySequence.get(sequence) ?? []).map((at) => Number(at - t0) / 1e6);
       latencies.push(...ms);
       allReceived.push(Math.max(...ms));
       firstReceived.push(Math.min(...ms));
     }
+    const cpuTo = (await hub.ask<{ micros: number }>({ type: 'cpu' })).micros;
     await hub.ask({ type: 'profile', action: 'stop', label });
     await clientProfiler.stop(`${label}-clients`);
     const end = await hub.stats();
@@ -179,6 +193,8 @@ async function scenario(kind: Kind, subscribers: number): Promise<Result> {
       allReceivedP50: quantile(allReceived, 0.5),
       firstReceivedP50: quantile(firstReceived, 0.5),
       rssPerSubscriberKb: (after.rss - before.rss) / subscribers / 1024,
+      heapPerSubscriberKb: (after.heapUsed - before.heapUsed) / subscribers / 1024,
+      cpuMsPerEvent: (cpuTo - cpuFrom) / EVENTS / 1000,
       executionsPerEvent: (end.executions - after.executions) / (EVENTS + 1),
       serialisationsPerEvent: (end.serialisations - after.serialisations) / (EVENTS + 1),
       load: `${loadBefore}->${load()}`,
@@ -266,23 +282,26 @@ async function filters(): Promise<void> {
 
 const LABELS: Record<Kind, string> = {
   baseline: 'bare ws server, one prebuilt frame (baseline)',
+  'graphql-ws': 'bare ws + graphql-ws server, one payload',
+  before: 'gateway, one instance (BENCH_BEFORE_DIR)',
   gateway: 'gateway, one instance',
   slow: `gateway, one instance, + ${SLOW} slow readers`,
   'per-subscriber': 'gateway, WS_SHARED_EXECUTION=false',
   redis: 'gateway, two instances through Redis (MySQL)',
 };
 const row = (kind: Kind, n: number, r: Result) =>
-  `${LABELS[kind].padEnd(46)} ${String(n).padStart(6)}  p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms  first ${r.firstReceivedP50.toFixed(1).padStart(5)} ms  all-received p50 ${r.allReceivedP50.toFixed(1).padStart(6)} ms  ${r.rssPerSubscriberKb.toFixed(1).padStart(5)} KB RSS/sub  ${r.executionsPerEvent.toFixed(0).padStart(5)} exec/event  ${r.serialisationsPerEvent.toFixed(0).padStart(5)} serialised/event  load ${r.load}` +
+  `${LABELS[kind].padEnd(46)} ${String(n).padStart(6)}  p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms  first ${r.firstReceivedP50.toFixed(1).padStart(5)} ms  all-received p50 ${r.allReceivedP50.toFixed(1).padStart(6)} ms  ${r.rssPerSubscriberKb.toFixed(1).padStart(5)} KB RSS/sub (heap ${r.heapPerSubscriberKb.toFixed(1)})  CPU ${r.cpuMsPerEvent.toFixed(1).padStart(6)} ms/event  ${r.executionsPerEvent.toFixed(0).padStart(5)} exec/event  ${r.serialisationsPerEvent.toFixed(0).padStart(5)} serialised/event  load ${r.load}` +
   (r.slow ? `\n${''.padEnd(46)} (exec and serialised/event include the streamed text's deltas)\n${''.padEnd(46)} ${r.slow}` : '');
 const ratio = (what: string, a: Result, b: Result) =>
-  `${''.padEnd(46)} ${what}: p50 ${(a.p50 / b.p50).toFixed(2)}x  p99 ${(a.p99 / b.p99).toFixed(2)}x  RSS/sub ${(a.rssPerSubscriberKb - b.rssPerSubscriberKb).toFixed(1)} KB over`;
+  `${''.padEnd(46)} ${what}: p50 ${(a.p50 / b.p50).toFixed(2)}x  p99 ${(a.p99 / b.p99).toFixed(2)}x  RSS/sub ${(a.rssPerSubscriberKb - b.rssPerSubscriberKb).toFixed(1)} KB (heap ${(a.heapPerSubscriberKb - b.heapPerSubscriberKb).toFixed(1)} KB) over  CPU/event ${(a.cpuMsPerEvent / b.cpuMsPerEvent).toFixed(2)}x`;
 
 async function main(): Promise<void> {
   if (SCENARIOS.has('filters')) await filters();
   if ([...SCENARIOS].every((s) => s === 'filters')) return;
   console.log(`fan-out of turnStatusChanged: ${EVENTS} events (after one warm-up) per scenario; latency = write start -> receipt; subscribers: ${ROLE === 'mixed' ? 'users and admins' : `${ROLE}s`}, ${SOCKETS_PER_USER} sockets each; load = 1-minute load average before->after`);
   if (!REDIS || !MYSQL) console.log('two-instance scenario skipped: set BENCH_REDIS_URL and BENCH_MYSQL_URL');
-  const has = (kind: Kind) => SCENARIOS.has(kind) && (kind !== 'redis' || Boolean(REDIS && MYSQL));
+  const has = (kind: Kind) =>
+    kind === 'before' ? Boolean(BEFORE_DIR) && SCENARIOS.has('gateway') : SCENARIOS.has(kind) && (kind !== 'redis' || Boolean(REDIS && MYSQL));
   for (const n of SIZES) {
     const p99Ratios: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
@@ -294,7 +313,12 @@ async function main(): Promise<void> {
         return result;
       };
       const baseline = await run('baseline');
+      const protocol = await run('graphql-ws');
+      if (baseline && protocol) console.log(ratio('graphql-ws / baseline', protocol, baseline));
+      const before = await run('before');
+      if (baseline && before) console.log(ratio('before / baseline', before, baseline));
       const gateway = await run('gateway');
+      if (before && gateway) console.log(ratio('gateway / before', gateway, before));
       if (baseline && gateway) {
         console.log(ratio('gateway / baseline', gateway, baseline));
         p99Ratios.push(gateway.p99 / baseline.p99);

@@ -74,8 +74,6 @@ export interface Ready {
   readonly context: GraphQLContext;
   /** Records the operation's outcome ("ok" or the first error's code) once it is answered. */
   readonly done: (outcome: string) => void;
-  /** Gives back the user's live-operation slot a subscription holds (LIVE_MAX_OPERATIONS_PER_USER); idempotent. */
-  readonly release: () => void;
 }
 
 /** What `prepare` decided: refused with these errors (not yet formatted), or ready. */
@@ -183,9 +181,8 @@ export class LiveOperations {
     if (!kind) return refuse([new GraphQLError('Unable to identify operation', { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })]);
     // GraphQL over HTTP: a GET must not change anything.
     if (readOnly && kind === OperationTypeNode.MUTATION) return refuse([new GraphQLError('Mutations cannot be sent over GET', { extensions: { code: 'BAD_REQUEST' } })], kind, named);
-    // Last: a slot is only taken by an operation that will start (and then give it back).
-    const release = kind === OperationTypeNode.SUBSCRIPTION ? this.takeSlot(caller) : NOTHING_TO_RELEASE;
-    if (release === null) {
+    // Last: a slot (LIVE_MAX_OPERATIONS_PER_USER) is only taken by an operation that will start, which gives it back.
+    if (kind === OperationTypeNode.SUBSCRIPTION && !this.perUser.tryOpen(userKeyOf(caller))) {
       const max = config.live.maxOperationsPerUser;
       return refuse(
         [new GraphQLError(`At most ${max} subscriptions may run at once per user; complete one first`, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', limit: max, scope: 'user' } })],
@@ -202,19 +199,7 @@ export class LiveOperations {
       budget: protection.responseBudget(),
     };
     const args: ExecutionArgs = { schema, document, operationName, variableValues: variables, contextValue: context };
-    return { kind: 'ready', operation: kind, args, context, done: observe(kind, named), release };
-  }
-
-  /** The user's slot for one more subscription, as the function that gives it back; null at the limit. */
-  private takeSlot(caller: Caller): (() => void) | null {
-    const key = userKeyOf(caller);
-    if (!this.perUser.tryOpen(key)) return null;
-    let held = true;
-    return () => {
-      if (!held) return;
-      held = false;
-      this.perUser.close(key);
-    };
+    return { kind: 'ready', operation: kind, args, context, done: observe(kind, named) };
   }
 
   /**
@@ -224,38 +209,20 @@ export class LiveOperations {
   async start(ready: Ready, sink: SubscriberSink): Promise<Started> {
     let result: FormattedExecutionResult;
     if (ready.operation === OperationTypeNode.SUBSCRIPTION) {
-      const { release } = ready;
-      // The slot is held until the subscription ends: completed by the server, or cancelled by the client (or its going away).
-      const releasing: SubscriberSink = {
-        next: (payload, flushed) => sink.next(payload, flushed),
-        get congested() {
-          return sink.congested;
-        },
-        complete: () => {
-          release();
-          sink.complete();
-        },
-      };
+      const held = new SlotHoldingSubscription(this.perUser, ready.context.caller, sink);
       let subscribed: Awaited<ReturnType<SubscriptionExecutor['subscribe']>>;
       try {
-        subscribed = await this.deps.executor.subscribe(ready.args, releasing);
+        subscribed = await this.deps.executor.subscribe(ready.args, held);
       } catch (e) {
-        release();
+        held.release();
         throw e;
       }
       if ('live' in subscribed) {
         ready.done('ok');
-        const { live } = subscribed;
-        return {
-          live: {
-            cancel: () => {
-              release();
-              live.cancel();
-            },
-          },
-        };
+        held.live = subscribed.live;
+        return { live: held };
       }
-      release();
+      held.release();
       result = formatResult(subscribed.result, ready.context, this.format);
     } else {
       result = formatResult(await execute(ready.args), ready.context, this.format);
@@ -302,7 +269,48 @@ export class LiveOperations {
   }
 }
 
-const NOTHING_TO_RELEASE = (): void => undefined;
+/**
+ * A subscription holds its user's slot (taken by `prepare`) until it ends: completed by the
+ * server, or cancelled by the client (or its going away). One object stands between the
+ * executor and the transport's sink and is the transport's handle: thousands of
+ * subscribers each keep it for their whole life, so it is a class, not closures.
+ */
+class SlotHoldingSubscription implements SubscriberSink, LiveSubscription {
+  /** What the executor started; set once subscribed. */
+  live: LiveSubscription | null = null;
+  private held = true;
+
+  constructor(
+    private readonly slots: ConnectionsPerUser,
+    private readonly caller: Caller,
+    private readonly sink: SubscriberSink,
+  ) {}
+
+  next(payload: Buffer, flushed?: () => void): void {
+    this.sink.next(payload, flushed);
+  }
+
+  get congested(): boolean {
+    return this.sink.congested;
+  }
+
+  complete(): void {
+    this.release();
+    this.sink.complete();
+  }
+
+  cancel(): void {
+    this.release();
+    this.live?.cancel();
+  }
+
+  /** Gives the slot back; idempotent. */
+  release(): void {
+    if (!this.held) return;
+    this.held = false;
+    this.slots.close(userKeyOf(this.caller));
+  }
+}
 
 /** "ok", or the first error's code: a bounded label. */
 export function outcomeOf(result: FormattedExecutionResult): string {

@@ -10,10 +10,17 @@ export class SharedPayload {
   // Private fields: graphql-ws copies a result's own properties before its onNext hook, and these have none to copy.
   readonly #bytes: Buffer;
   readonly #flushed: (() => void) | undefined;
+  readonly #result: IteratorYieldResult<SharedPayload>;
 
   constructor(bytes: Buffer, flushed: (() => void) | undefined) {
     this.#bytes = bytes;
     this.#flushed = flushed;
+    this.#result = { done: false, value: this };
+  }
+
+  /** This payload as an iteration step: one object however many streams of a group yield it (graphql-ws only reads it). */
+  get result(): IteratorYieldResult<SharedPayload> {
+    return this.#result;
   }
 
   get bytes(): Buffer {
@@ -76,7 +83,7 @@ export class LiveStream implements AsyncGenerator<SharedPayload, undefined, unde
 
   next(): Promise<IteratorResult<SharedPayload, undefined>> {
     const first = this.queued?.shift();
-    if (first) return Promise.resolve({ done: false, value: first });
+    if (first) return Promise.resolve(first.result);
     if (this.completed || this.ended) return Promise.resolve(DONE);
     return new Promise((resolve) => (this.waiting = resolve));
   }
@@ -102,7 +109,7 @@ export class LiveStream implements AsyncGenerator<SharedPayload, undefined, unde
   /** The group's next payload. */
   push(item: SharedPayload): void {
     if (this.ended || this.completed) return item.flushed?.();
-    if (this.waiting) return this.wake({ done: false, value: item });
+    if (this.waiting) return this.wake(item.result);
     (this.queued ??= []).push(item);
   }
 
@@ -132,6 +139,9 @@ export class LiveStream implements AsyncGenerator<SharedPayload, undefined, unde
   }
 }
 
+/** The latest live payload's SharedPayload, which the members of its group share. */
+let lastLive: SharedPayload | null = null;
+
 /** The LiveGroup's side of a LiveStream. */
 class StreamSink implements SubscriberSink {
   constructor(
@@ -144,7 +154,10 @@ class StreamSink implements SubscriberSink {
   }
 
   next(payload: Buffer, flushed?: () => void): void {
-    this.stream.push(new SharedPayload(payload, flushed));
+    if (flushed) return this.stream.push(new SharedPayload(payload, flushed));
+    // Nothing waits for this one's flush: every member of the group pushes the same SharedPayload.
+    if (lastLive?.bytes !== payload) lastLive = new SharedPayload(payload, undefined);
+    this.stream.push(lastLive);
   }
 
   complete(): void {

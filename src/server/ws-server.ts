@@ -60,7 +60,10 @@ class Connection implements GraphQLWsSocket, Congestion {
   private ending = false;
   private endedAs: { readonly code: number; readonly reason: string } | null = null;
   private closedHook: ((code: number, reason: string) => Promise<void>) | null = null;
+  private received: ((data: string) => Promise<void>) | null = null;
   private initTimer: NodeJS.Timeout | null = null;
+  /** One handler per socket for what its messages' handling throws (not one closure per message). */
+  private readonly failed = (err: unknown): void => this.policy.failed(this, err);
 
   constructor(
     readonly socket: WebSocket,
@@ -126,9 +129,12 @@ class Connection implements GraphQLWsSocket, Congestion {
   }
 
   onMessage(received: (data: string) => Promise<void>): void {
-    this.socket.on('message', (data) => {
-      if (!this.ending) received((data as Buffer).toString('utf8')).catch((err: unknown) => this.policy.failed(this, err));
-    });
+    this.received = received;
+  }
+
+  /** A message the socket received (the server's one `message` listener hands it over). */
+  receive(data: Buffer): void {
+    if (!this.ending && this.received) this.received(data.toString('utf8')).catch(this.failed);
   }
 
   /** graphql-ws's end of the connection (it ends every operation): run once, at the first close. */
@@ -167,7 +173,8 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
   const { live } = config;
   // ws closes a socket whose message is larger with 1009 (message too big).
   const wss = new WebSocketServer({ noServer: true, maxPayload: live.wsMaxPayloadBytes, handleProtocols });
-  const connections = new Set<Connection>();
+  /** Every socket's Connection: the socket events' handlers are one function each for the server, not closures per socket. */
+  const connections = new Map<WebSocket, Connection>();
   const connectionsPerUser = new ConnectionsPerUser(live.wsMaxConnectionsPerUser);
   /** What onSubscribe readied, for the hooks graphql-ws calls with the same arguments. */
   const readied = new WeakMap<ExecutionArgs, { readonly ready: Ready; readonly connection: Connection }>();
@@ -227,7 +234,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
 
     onClose(ctx: ConnectionContext) {
       const connection = ctx.extra;
-      connections.delete(connection);
+      connections.delete(connection.socket);
       if (connection.caller) connectionsPerUser.close(userKeyOf(connection.caller));
     },
   };
@@ -269,17 +276,29 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
     },
   };
 
+  // ws closes the socket itself on a protocol error (1009 over WS_MAX_PAYLOAD_BYTES, 1002, 1007): the client's doing.
+  const onSocketError = (err: Error) => logger.debug({ err }, 'websocket protocol error; ws closed the socket');
+  function onSocketMessage(this: WebSocket, data: Buffer): void {
+    connections.get(this)?.receive(data);
+  }
+  function onSocketPong(this: WebSocket): void {
+    const connection = connections.get(this);
+    if (connection) connection.alive = true;
+  }
+  function onSocketClose(this: WebSocket, code: number, reason: Buffer): void {
+    connections.get(this)?.end(code, String(reason));
+  }
+
   const onConnection = (socket: WebSocket) => {
     const connection = new Connection(socket, opened++ % PING_SLICES, policy);
-    connections.add(connection);
+    connections.set(socket, connection);
     connection.awaitInit(live.wsConnectionInitTimeoutMs);
-    // ws closes the socket itself on a protocol error (1009 over WS_MAX_PAYLOAD_BYTES, 1002, 1007): the client's doing.
-    socket.on('error', (err) => logger.debug({ err }, 'websocket protocol error; ws closed the socket'));
-    socket.on('pong', () => {
-      connection.alive = true;
-    });
+    socket.on('error', onSocketError);
+    socket.on('message', onSocketMessage);
+    // Pongs only answer the keepalive's pings.
+    if (live.wsKeepAliveMs > 0) socket.on('pong', onSocketPong);
     connection.closed = server.opened(connection, connection);
-    socket.once('close', (code, reason) => connection.end(code, String(reason)));
+    socket.on('close', onSocketClose);
   };
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -294,7 +313,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
 
   const expirySweep = setInterval(() => {
     const now = Date.now();
-    for (const connection of connections) {
+    for (const connection of connections.values()) {
       if (connection.expiresAt <= now) connection.close(GatewayCloseCode.Forbidden, 'Forbidden: token expired');
     }
   }, EXPIRY_SWEEP_MS);
@@ -315,7 +334,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
       accepting = false;
       clearInterval(expirySweep);
       if (keepAlive) clearInterval(keepAlive);
-      for (const connection of connections) connection.close(GatewayCloseCode.ServiceRestart, 'Service restart: reconnect and resume with afterEventId');
+      for (const connection of connections.values()) connection.close(GatewayCloseCode.ServiceRestart, 'Service restart: reconnect and resume with afterEventId');
       const deadline = Date.now() + graceMs;
       while (wss.clients.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       for (const socket of wss.clients) socket.terminate();
@@ -332,12 +351,12 @@ export function attachGraphQLWebSocket(deps: WebSocketDeps): GraphQLWebSocketSer
  * out (and hold up the process) at the same moment. (graphql-ws's useServer would keep a
  * timer per socket.)
  */
-function startKeepAlive(connections: Set<Connection>, intervalMs: number): NodeJS.Timeout {
+function startKeepAlive(connections: ReadonlyMap<WebSocket, Connection>, intervalMs: number): NodeJS.Timeout {
   let tick = 0;
   const timer = setInterval(
     () => {
       const slice = tick++ % PING_SLICES;
-      for (const connection of connections) {
+      for (const connection of connections.values()) {
         if (connection.pingSlot !== slice) continue;
         const { socket } = connection;
         if (socket.readyState !== socket.OPEN) continue;

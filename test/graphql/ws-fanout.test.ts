@@ -65,6 +65,45 @@ describe('fan-out of one group', () => {
   });
 });
 
+describe('sockets whose operations share an id', () => {
+  let t: TestGateway;
+  const sockets: RawSocket[] = [];
+  beforeAll(async () => {
+    t = await startGateway({ hooks: { sweeper: false } });
+  });
+  afterAll(async () => {
+    sockets.forEach((s) => s.ws.terminate());
+    await t.close();
+  });
+
+  it('each get every event under its own id, the frame of the event they were sent and no other', async () => {
+    const sessions = t.gateway.sessions.lifecycle;
+    const { executor } = t.gateway.live;
+    const session = await sessions.createSession(alice, { name: 'watched by many', agentContextId: 'ac', isPublic: true });
+    // Three sockets subscribe as "1" (as many clients number their operations), one as "other": one group, two frames per event.
+    const ids = ['1', '1', '1', 'other'];
+    for (const id of ids) {
+      const socket = new RawSocket(t.url);
+      sockets.push(socket);
+      await socket.send({ type: 'connection_init', payload: { authorization: `Bearer ${tokenOf(t, admin('boss-1'))}` } });
+      await socket.waitForMessage('connection_ack');
+      await socket.send({ id, type: 'subscribe', payload: { query: STATUS, variables: { sessionId: session.id } } });
+    }
+    await waitUntil(() => executor.subscriberCount === ids.length, 5_000, 'four subscribers');
+    expect(executor.groupCount).toBe(1);
+
+    const turn = await addTurn(sessions, alice, session.id);
+    await completeTurn(sessions, alice, session.id, turn.id);
+    const nexts = (s: RawSocket) => s.messages.filter((m) => m.type === 'next');
+    await waitUntil(() => sockets.every((s) => nexts(s).length === 2), 5_000, 'two events at every socket');
+
+    for (const [i, socket] of sockets.entries()) {
+      expect(nexts(socket).map((m) => m.id)).toEqual([ids[i], ids[i]]);
+      expect(nexts(socket).map((m) => (m.payload as { data: Status }).data.turnStatusChanged.status)).toEqual(['PENDING', 'COMPLETED']);
+    }
+  });
+});
+
 describe('a subscriber that stops reading', () => {
   const MAX_BUFFERED = 64 * 1024;
   let t: TestGateway;
