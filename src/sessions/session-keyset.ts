@@ -105,10 +105,18 @@ export function indexFor(order: SessionOrder, filter: SessionFilter): string | n
  * that the page reads as many sessions as it shows.
  */
 export function participantsFrom(dialect: Dialect, order: SessionOrder): string {
-  const index = `idx_participants_list_${ORDERS[order].index}`;
+  return participantRowsFirst(dialect, `idx_participants_list_${ORDERS[order].index}`, 'p', 's');
+}
+
+/**
+ * A user's participant rows (`index` starts with org and user), each joined to its session
+ * (`sessions` = the session alias), the rows first. Once SQLite has statistics of a large org,
+ * its planner otherwise started a member's count from the org's sessions (142 ms at 200,000).
+ */
+export function participantRowsFirst(dialect: Dialect, index: string, alias: string, sessions: string): string {
   return dialect === 'sqlite'
-    ? `agent_session_participants p INDEXED BY ${index} CROSS JOIN agent_sessions s ON s.id = p.session_id`
-    : `agent_session_participants p FORCE INDEX (${index}) STRAIGHT_JOIN agent_sessions s ON s.id = p.session_id`;
+    ? `agent_session_participants ${alias} INDEXED BY ${index} CROSS JOIN agent_sessions ${sessions} ON ${sessions}.id = ${alias}.session_id`
+    : `agent_session_participants ${alias} FORCE INDEX (${index}) STRAIGHT_JOIN agent_sessions ${sessions} ON ${sessions}.id = ${alias}.session_id`;
 }
 
 /** `agent_sessions s`, told which index to walk: the planners' own choice was the org_id prefix and a sort. */

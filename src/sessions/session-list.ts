@@ -6,7 +6,7 @@ import type { Database } from '../persistence/database';
 import type { Dialect } from '../persistence/dialect';
 import type { SqlValue } from '../persistence/sql';
 import { booleanOf, dateOf } from './raw-values';
-import { boundCondition, cursorOf, indexFor, keyColumn, keysetCondition, oppositeOf, orderBy, participantsFrom, sessionsFrom, type Side } from './session-keyset';
+import { boundCondition, cursorOf, indexFor, keyColumn, keysetCondition, oppositeOf, orderBy, participantRowsFirst, participantsFrom, sessionsFrom, type Side } from './session-keyset';
 import { filterConditions, memberTest, paramsOf, rangeConditions, whereOf, type Condition, type Walk } from './session-query';
 import { hitOf, isSearch, matchesFrom, SEARCH_COUNT_CAP, SEARCH_COUNT_ROWS, SEARCH_PROBE_ROWS, SEARCH_WALK_ROWS, textCollationOf, type TextCollation } from './session-search';
 import type { ListOptions, SessionPage, SessionSummaryRecord } from './session-store.port';
@@ -103,7 +103,7 @@ export function listStatements(
   const paged = cursor === null ? filtered : [...filtered, keysetCondition(order, cursor, side, false, walk)];
   const cap = matches === null ? COUNT_CAP : SEARCH_COUNT_CAP;
   const probe = cursor === null ? null : [...filtered, keysetCondition(order, cursor, oppositeOf(side), true, walk)];
-  const counter = counterStatement(caller, filter);
+  const counter = counterStatement(dialect, caller, filter);
   return {
     size,
     backward,
@@ -219,15 +219,15 @@ const COUNTED_FILTERS: ReadonlySet<string> = new Set(['ownerUserId', 'includeDel
  * (as many as they take part in, not the org). Null when the filter needs more than the
  * counters hold: then the capped count.
  */
-function counterStatement(caller: Caller, filter: SessionFilter): ListStatement | null {
+function counterStatement(dialect: Dialect, caller: Caller, filter: SessionFilter): ListStatement | null {
   const set = Object.entries(filter).filter(([, v]) => v != null && v !== false && v !== '');
   if (!isAdmin(caller)) {
     if (set.length > 0) return null;
     return {
       sql:
         'SELECT (SELECT COALESCE(SUM(n), 0) FROM agent_session_counts WHERE org_id = :callerOrg AND is_deleted = 0 ' +
-        'AND (is_public = 1 OR owner_user_id = :callerUser)) + (SELECT COUNT(*) FROM agent_session_participants cp ' +
-        'JOIN agent_sessions cs ON cs.id = cp.session_id WHERE cp.org_id = :callerOrg AND cp.user_id = :callerUser ' +
+        `AND (is_public = 1 OR owner_user_id = :callerUser)) + (SELECT COUNT(*) FROM ${participantRowsFirst(dialect, 'idx_participants_list_updated', 'cp', 'cs')} ` +
+        'WHERE cp.org_id = :callerOrg AND cp.user_id = :callerUser AND cp.is_deleted = 0 ' +
         'AND cs.org_id = :callerOrg AND cs.is_deleted = 0 AND cs.is_public = 0 AND cs.owner_user_id <> :callerUser) AS total',
       conditions: [{ sql: '', params: { callerOrg: caller.orgId, callerUser: caller.userId } }],
     };
