@@ -90,6 +90,9 @@ export async function bulkSeedSessions(db: Database, o: BulkSeedOptions, progres
       while (members.size < wanted) members.add(1 + Math.floor(random() * o.users));
       for (const n of members) participants.push([id, `user-${n}`, o.orgId, `User ${n}`, created, deleted, created, updated, name]);
     }
+    // By user: the participant indexes (and counters) start with the user, so each statement's
+    // rows land next to each other there instead of all over them.
+    participants.sort((a, b) => (String(a[1]) < String(b[1]) ? -1 : String(a[1]) > String(b[1]) ? 1 : 0));
     const statements = [
       ...inserts(`${ignore} INTO agent_sessions`, SESSION_COLUMNS, sessions, SESSION_ROWS_PER_INSERT),
       ...inserts(`${ignore} INTO agent_session_participants`, PARTICIPANT_COLUMNS, participants, PARTICIPANT_ROWS_PER_INSERT),
