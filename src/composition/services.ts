@@ -22,6 +22,7 @@ import { TurnProvenance } from '../sessions/turn-provenance';
 import { UsageReport } from '../sessions/usage-report';
 import type { Resolve } from '../webhooks/webhook-http';
 import { createWebhooks } from '../webhooks/webhooks';
+import { WebhookSubscriptions } from '../webhooks/webhook-subscriptions';
 import { blobStoreOf, executeBudgetOf, languageModelOf } from './adapters';
 
 /**
@@ -56,13 +57,14 @@ export interface ServiceDeps {
 export function composeServices(deps: ServiceDeps) {
   const { config, logger, db, bus, live, instruments, now, output, webhookResolve } = deps;
   const instanceId = `gw-${randomUUID()}`;
+  const subscriptions = new WebhookSubscriptions(db, { logger });
   const store = createSessionStore({
     db,
     events: new CountingTurnEventSink(bus, instruments.metrics),
     now,
-    webhooks: { retryWindowSeconds: config.webhooks.retryWindowSeconds, publicUrl: config.webhooks.publicUrl },
+    webhooks: { retryWindowSeconds: config.webhooks.retryWindowSeconds, publicUrl: config.webhooks.publicUrl, subscriptions },
   });
-  const webhooks = createWebhooks({ config, db, now, logger, instanceId, ...(webhookResolve ? { resolve: webhookResolve } : {}) });
+  const webhooks = createWebhooks({ config, db, now, logger, instanceId, subscriptions, ...(webhookResolve ? { resolve: webhookResolve } : {}) });
   const contexts = new ContextDirectory(db);
   const retriever = new InstrumentedRetriever(deps.retriever, instruments);
   const blobs = blobStoreOf(config, logger);
