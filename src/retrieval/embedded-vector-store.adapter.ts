@@ -59,6 +59,14 @@ export class EmbeddedVectorStore implements VectorStore {
   private handle: Database.Database | null = null;
   private readonly statements = new Map<string, Database.Statement>();
   private readonly loaded = new Map<string, Loaded>();
+  /**
+   * Each collection's row as last read (null: none), valid while the file's data_version is
+   * `metaVersion`: every execute asks for its collection, and another process (an ingest)
+   * changes the table only by a commit, which moves data_version; this connection's own writes
+   * do not move it, so they drop what they change themselves.
+   */
+  private readonly metas = new Map<string, CollectionRow | null>();
+  private metaVersion: number | null = null;
 
   constructor(private readonly root: string) {}
 
@@ -67,6 +75,7 @@ export class EmbeddedVectorStore implements VectorStore {
       const existing = this.meta(collection);
       if (existing) return checkSpace(collection, existing, space);
       this.sql('INSERT OR IGNORE INTO collections (name, embedder_id, dimension, version) VALUES (?, ?, ?, 0)').run(collection, space.embedderId, space.dimension);
+      this.metas.delete(collection);
       checkSpace(collection, this.meta(collection)!, space);
     });
   }
@@ -167,9 +176,7 @@ export class EmbeddedVectorStore implements VectorStore {
   async close(): Promise<void> {
     await Promise.all([...this.loaded.values()].map(async (c) => c.refreshing?.catch(() => undefined)));
     this.loaded.clear();
-    this.statements.clear();
-    this.handle?.close();
-    this.handle = null;
+    this.forgetConnection();
   }
 
   /** The database, opened on first use: a damaged file then fails the operation that meets it. */
@@ -202,20 +209,47 @@ export class EmbeddedVectorStore implements VectorStore {
   }
 
   private meta(collection: string): CollectionRow | undefined {
+    const version = this.sql<[], number>('PRAGMA data_version').pluck().get()!;
+    if (version !== this.metaVersion) {
+      this.metas.clear();
+      this.metaVersion = version;
+    }
+    const known = this.metas.get(collection);
+    if (known !== undefined) return known ?? undefined;
+    const row = this.readMeta(collection);
+    this.metas.set(collection, row ?? null);
+    return row;
+  }
+
+  private readMeta(collection: string): CollectionRow | undefined {
     return this.sql<[string], CollectionRow>('SELECT embedder_id, dimension, version FROM collections WHERE name = ?')
       .get(collection);
+  }
+
+  /** Statements and what was read belong to the connection, which is closed. */
+  private forgetConnection(): void {
+    this.statements.clear();
+    this.metas.clear();
+    this.metaVersion = null;
+    this.handle?.close();
+    this.handle = null;
   }
 
   /** One IMMEDIATE transaction (a writer waits for another) bumping the version `work` gives the rows it writes. */
   private write(collection: string, space: EmbeddingSpace | null, work: (version: number) => void): void {
     this.guard(collection, () => {
-      this.db().transaction(() => {
-        const meta = this.meta(collection);
-        if (!meta) throw missing(collection);
-        if (space) checkSpace(collection, meta, space);
-        this.sql('UPDATE collections SET version = ? WHERE name = ?').run(meta.version + 1, collection);
-        work(meta.version + 1);
-      }).immediate();
+      try {
+        this.db().transaction(() => {
+          // Read under the write lock, never from what was known before it.
+          const meta = this.readMeta(collection);
+          if (!meta) throw missing(collection);
+          if (space) checkSpace(collection, meta, space);
+          this.sql('UPDATE collections SET version = ? WHERE name = ?').run(meta.version + 1, collection);
+          work(meta.version + 1);
+        }).immediate();
+      } finally {
+        this.metas.delete(collection);
+      }
     });
   }
 
@@ -284,9 +318,7 @@ export class EmbeddedVectorStore implements VectorStore {
       const code = String((e as { code?: unknown }).code);
       if (code.startsWith('SQLITE_BUSY')) throw new RetrievalError('busy', `another process (an ingest?) held the embedded vector index too long`, { cause: e });
       if (/^SQLITE_(CORRUPT|NOTADB)/.test(code)) {
-        this.statements.clear();
-        this.handle?.close();
-        this.handle = null;
+        this.forgetConnection();
         this.loaded.clear();
         throw new RetrievalError('unavailable', `the embedded vector index is damaged; re-run the ingest of "${collection}"`, { cause: e });
       }
