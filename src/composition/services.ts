@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config';
+import { ContextCache } from '../contexts/context-cache';
 import { ContextDirectory } from '../contexts/context-directory';
 import type { EventBus } from '../events/event-bus.port';
 import type { LiveFeeds } from '../events/live-feeds';
@@ -65,7 +66,9 @@ export function composeServices(deps: ServiceDeps) {
     webhooks: { retryWindowSeconds: config.webhooks.retryWindowSeconds, publicUrl: config.webhooks.publicUrl, subscriptions },
   });
   const webhooks = createWebhooks({ config, db, now, logger, instanceId, subscriptions, ...(webhookResolve ? { resolve: webhookResolve } : {}) });
-  const contexts = new ContextDirectory(db);
+  // Called only once both exist (after a change of a context).
+  const contexts = new ContextDirectory(db, undefined, (orgId) => executeContexts.changed(orgId));
+  const executeContexts = new ContextCache(contexts);
   const retriever = new InstrumentedRetriever(deps.retriever, instruments);
   const blobs = blobStoreOf(config, logger);
   const idempotencyKeys = new IdempotencyKeys(db, now);
@@ -73,7 +76,7 @@ export function composeServices(deps: ServiceDeps) {
     sessions: store.lifecycle,
     history: new ChainHistoryCache(store.batch, { window: HISTORY_WINDOW, maxObjects: CHAIN_HISTORY_OBJECTS }),
     leases: store.leases,
-    contexts,
+    contexts: executeContexts,
     blobs,
     llm: new InstrumentedLanguageModel(languageModelOf(config, () => instruments.metrics.llmRetries.inc()), instruments),
     retriever,
