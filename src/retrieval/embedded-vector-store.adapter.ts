@@ -66,6 +66,8 @@ export class EmbeddedVectorStore implements VectorStore {
    * do not move it, so they drop what they change themselves.
    */
   private readonly metas = new Map<string, CollectionRow | null>();
+  /** The error of each collection found missing, made once while `metas` holds it missing (making it looks at the disk). */
+  private readonly missing = new Map<string, RetrievalError>();
   private metaVersion: number | null = null;
 
   constructor(private readonly root: string) {}
@@ -75,7 +77,7 @@ export class EmbeddedVectorStore implements VectorStore {
       const existing = this.meta(collection);
       if (existing) return checkSpace(collection, existing, space);
       this.sql('INSERT OR IGNORE INTO collections (name, embedder_id, dimension, version) VALUES (?, ?, ?, 0)').run(collection, space.embedderId, space.dimension);
-      this.metas.delete(collection);
+      this.forgetMeta(collection);
       checkSpace(collection, this.meta(collection)!, space);
     });
   }
@@ -133,7 +135,7 @@ export class EmbeddedVectorStore implements VectorStore {
 
   async checkIndexed(collection: string): Promise<void> {
     if (this.loaded.has(collection)) return;
-    if (!this.guard(collection, () => this.meta(collection))) throw notIndexed(collection, this.root);
+    if (!this.guard(collection, () => this.meta(collection))) throw this.notIndexed(collection);
   }
 
   async search(collection: string, space: EmbeddingSpace, vector: Float32Array, filter: ChunkFilter, limit: number): Promise<ScoredChunk[]> {
@@ -211,7 +213,7 @@ export class EmbeddedVectorStore implements VectorStore {
   private meta(collection: string): CollectionRow | undefined {
     const version = this.sql<[], number>('PRAGMA data_version').pluck().get()!;
     if (version !== this.metaVersion) {
-      this.metas.clear();
+      this.forgetMetas();
       this.metaVersion = version;
     }
     const known = this.metas.get(collection);
@@ -226,10 +228,26 @@ export class EmbeddedVectorStore implements VectorStore {
       .get(collection);
   }
 
+  private notIndexed(collection: string): RetrievalError {
+    let error = this.missing.get(collection);
+    if (!error) this.missing.set(collection, (error = notIndexed(collection, this.root)));
+    return error;
+  }
+
+  private forgetMeta(collection: string): void {
+    this.metas.delete(collection);
+    this.missing.delete(collection);
+  }
+
+  private forgetMetas(): void {
+    this.metas.clear();
+    this.missing.clear();
+  }
+
   /** Statements and what was read belong to the connection, which is closed. */
   private forgetConnection(): void {
     this.statements.clear();
-    this.metas.clear();
+    this.forgetMetas();
     this.metaVersion = null;
     this.handle?.close();
     this.handle = null;
@@ -248,7 +266,7 @@ export class EmbeddedVectorStore implements VectorStore {
           work(meta.version + 1);
         }).immediate();
       } finally {
-        this.metas.delete(collection);
+        this.forgetMeta(collection);
       }
     });
   }
@@ -259,7 +277,7 @@ export class EmbeddedVectorStore implements VectorStore {
       const meta = this.guard(collection, () => this.meta(collection));
       if (!meta) {
         this.loaded.delete(collection);
-        throw notIndexed(collection, this.root);
+        throw this.notIndexed(collection);
       }
       checkSpace(collection, meta, space);
       let c = this.loaded.get(collection);
