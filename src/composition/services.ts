@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config';
+import { ContextCache } from '../contexts/context-cache';
 import { ContextDirectory } from '../contexts/context-directory';
 import type { EventBus } from '../events/event-bus.port';
 import type { LiveFeeds } from '../events/live-feeds';
@@ -22,6 +23,7 @@ import { TurnProvenance } from '../sessions/turn-provenance';
 import { UsageReport } from '../sessions/usage-report';
 import type { Resolve } from '../webhooks/webhook-http';
 import { createWebhooks } from '../webhooks/webhooks';
+import { WebhookSubscriptions } from '../webhooks/webhook-subscriptions';
 import { blobStoreOf, executeBudgetOf, languageModelOf } from './adapters';
 
 /**
@@ -56,14 +58,17 @@ export interface ServiceDeps {
 export function composeServices(deps: ServiceDeps) {
   const { config, logger, db, bus, live, instruments, now, output, webhookResolve } = deps;
   const instanceId = `gw-${randomUUID()}`;
+  const subscriptions = new WebhookSubscriptions(db, { logger });
   const store = createSessionStore({
     db,
     events: new CountingTurnEventSink(bus, instruments.metrics),
     now,
-    webhooks: { retryWindowSeconds: config.webhooks.retryWindowSeconds, publicUrl: config.webhooks.publicUrl },
+    webhooks: { retryWindowSeconds: config.webhooks.retryWindowSeconds, publicUrl: config.webhooks.publicUrl, subscriptions },
   });
-  const webhooks = createWebhooks({ config, db, now, logger, instanceId, ...(webhookResolve ? { resolve: webhookResolve } : {}) });
-  const contexts = new ContextDirectory(db);
+  const webhooks = createWebhooks({ config, db, now, logger, instanceId, subscriptions, ...(webhookResolve ? { resolve: webhookResolve } : {}) });
+  // Called only once both exist (after a change of a context).
+  const contexts = new ContextDirectory(db, undefined, (orgId) => executeContexts.changed(orgId));
+  const executeContexts = new ContextCache(contexts);
   const retriever = new InstrumentedRetriever(deps.retriever, instruments);
   const blobs = blobStoreOf(config, logger);
   const idempotencyKeys = new IdempotencyKeys(db, now);
@@ -71,7 +76,7 @@ export function composeServices(deps: ServiceDeps) {
     sessions: store.lifecycle,
     history: new ChainHistoryCache(store.batch, { window: HISTORY_WINDOW, maxObjects: CHAIN_HISTORY_OBJECTS }),
     leases: store.leases,
-    contexts,
+    contexts: executeContexts,
     blobs,
     llm: new InstrumentedLanguageModel(languageModelOf(config, () => instruments.metrics.llmRetries.inc()), instruments),
     retriever,

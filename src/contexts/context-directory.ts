@@ -44,6 +44,8 @@ export class ContextDirectory implements ContextCatalog {
   constructor(
     private readonly db: Database<ContextEntities>,
     private readonly now: () => Date = () => new Date(),
+    /** Told once a change to an org's contexts has ended, however it ended (a failed commit may still have landed on MySQL). */
+    private readonly onChanged?: (orgId: string) => void,
   ) {}
 
   async listAgentContexts(orgId: string): Promise<AgentContextRecord[]> {
@@ -133,6 +135,20 @@ export class ContextDirectory implements ContextCatalog {
     fields: Omit<Row, 'id' | 'orgId' | 'creationDate' | 'lastUpdatedDate'>,
   ): Promise<Row> {
     const now = this.now();
+    try {
+      return await this.upsertIn(entity, caller, id, fields, now);
+    } finally {
+      this.onChanged?.(caller.orgId);
+    }
+  }
+
+  private upsertIn<Row extends AgentContextRow | ConversationContextRow>(
+    entity: EntitySchema<Row>,
+    caller: Caller,
+    id: string | null | undefined,
+    fields: Omit<Row, 'id' | 'orgId' | 'creationDate' | 'lastUpdatedDate'>,
+    now: Date,
+  ): Promise<Row> {
     return this.db.transaction(async (em) => {
       if (id) {
         const where = { id, orgId: caller.orgId } as FindOptionsWhere<Row>;

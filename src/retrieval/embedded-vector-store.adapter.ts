@@ -59,6 +59,16 @@ export class EmbeddedVectorStore implements VectorStore {
   private handle: Database.Database | null = null;
   private readonly statements = new Map<string, Database.Statement>();
   private readonly loaded = new Map<string, Loaded>();
+  /**
+   * Each collection's row as last read (null: none), valid while the file's data_version is
+   * `metaVersion`: every execute asks for its collection, and another process (an ingest)
+   * changes the table only by a commit, which moves data_version; this connection's own writes
+   * do not move it, so they drop what they change themselves.
+   */
+  private readonly metas = new Map<string, CollectionRow | null>();
+  /** The error of each collection found missing, made once while `metas` holds it missing (making it looks at the disk). */
+  private readonly missing = new Map<string, RetrievalError>();
+  private metaVersion: number | null = null;
 
   constructor(private readonly root: string) {}
 
@@ -67,6 +77,7 @@ export class EmbeddedVectorStore implements VectorStore {
       const existing = this.meta(collection);
       if (existing) return checkSpace(collection, existing, space);
       this.sql('INSERT OR IGNORE INTO collections (name, embedder_id, dimension, version) VALUES (?, ?, ?, 0)').run(collection, space.embedderId, space.dimension);
+      this.forgetMeta(collection);
       checkSpace(collection, this.meta(collection)!, space);
     });
   }
@@ -124,7 +135,7 @@ export class EmbeddedVectorStore implements VectorStore {
 
   async checkIndexed(collection: string): Promise<void> {
     if (this.loaded.has(collection)) return;
-    if (!this.guard(collection, () => this.meta(collection))) throw notIndexed(collection, this.root);
+    if (!this.guard(collection, () => this.meta(collection))) throw this.notIndexed(collection);
   }
 
   async search(collection: string, space: EmbeddingSpace, vector: Float32Array, filter: ChunkFilter, limit: number): Promise<ScoredChunk[]> {
@@ -167,9 +178,7 @@ export class EmbeddedVectorStore implements VectorStore {
   async close(): Promise<void> {
     await Promise.all([...this.loaded.values()].map(async (c) => c.refreshing?.catch(() => undefined)));
     this.loaded.clear();
-    this.statements.clear();
-    this.handle?.close();
-    this.handle = null;
+    this.forgetConnection();
   }
 
   /** The database, opened on first use: a damaged file then fails the operation that meets it. */
@@ -202,20 +211,63 @@ export class EmbeddedVectorStore implements VectorStore {
   }
 
   private meta(collection: string): CollectionRow | undefined {
+    const version = this.sql<[], number>('PRAGMA data_version').pluck().get()!;
+    if (version !== this.metaVersion) {
+      this.forgetMetas();
+      this.metaVersion = version;
+    }
+    const known = this.metas.get(collection);
+    if (known !== undefined) return known ?? undefined;
+    const row = this.readMeta(collection);
+    this.metas.set(collection, row ?? null);
+    return row;
+  }
+
+  private readMeta(collection: string): CollectionRow | undefined {
     return this.sql<[string], CollectionRow>('SELECT embedder_id, dimension, version FROM collections WHERE name = ?')
       .get(collection);
+  }
+
+  private notIndexed(collection: string): RetrievalError {
+    let error = this.missing.get(collection);
+    if (!error) this.missing.set(collection, (error = notIndexed(collection, this.root)));
+    return error;
+  }
+
+  private forgetMeta(collection: string): void {
+    this.metas.delete(collection);
+    this.missing.delete(collection);
+  }
+
+  private forgetMetas(): void {
+    this.metas.clear();
+    this.missing.clear();
+  }
+
+  /** Statements and what was read belong to the connection, which is closed. */
+  private forgetConnection(): void {
+    this.statements.clear();
+    this.forgetMetas();
+    this.metaVersion = null;
+    this.handle?.close();
+    this.handle = null;
   }
 
   /** One IMMEDIATE transaction (a writer waits for another) bumping the version `work` gives the rows it writes. */
   private write(collection: string, space: EmbeddingSpace | null, work: (version: number) => void): void {
     this.guard(collection, () => {
-      this.db().transaction(() => {
-        const meta = this.meta(collection);
-        if (!meta) throw missing(collection);
-        if (space) checkSpace(collection, meta, space);
-        this.sql('UPDATE collections SET version = ? WHERE name = ?').run(meta.version + 1, collection);
-        work(meta.version + 1);
-      }).immediate();
+      try {
+        this.db().transaction(() => {
+          // Read under the write lock, never from what was known before it.
+          const meta = this.readMeta(collection);
+          if (!meta) throw missing(collection);
+          if (space) checkSpace(collection, meta, space);
+          this.sql('UPDATE collections SET version = ? WHERE name = ?').run(meta.version + 1, collection);
+          work(meta.version + 1);
+        }).immediate();
+      } finally {
+        this.forgetMeta(collection);
+      }
     });
   }
 
@@ -225,7 +277,7 @@ export class EmbeddedVectorStore implements VectorStore {
       const meta = this.guard(collection, () => this.meta(collection));
       if (!meta) {
         this.loaded.delete(collection);
-        throw notIndexed(collection, this.root);
+        throw this.notIndexed(collection);
       }
       checkSpace(collection, meta, space);
       let c = this.loaded.get(collection);
@@ -284,9 +336,7 @@ export class EmbeddedVectorStore implements VectorStore {
       const code = String((e as { code?: unknown }).code);
       if (code.startsWith('SQLITE_BUSY')) throw new RetrievalError('busy', `another process (an ingest?) held the embedded vector index too long`, { cause: e });
       if (/^SQLITE_(CORRUPT|NOTADB)/.test(code)) {
-        this.statements.clear();
-        this.handle?.close();
-        this.handle = null;
+        this.forgetConnection();
         this.loaded.clear();
         throw new RetrievalError('unavailable', `the embedded vector index is damaged; re-run the ingest of "${collection}"`, { cause: e });
       }

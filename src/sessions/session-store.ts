@@ -6,6 +6,7 @@ import type { Database } from '../persistence/database';
 import { urlMaker } from '../webhooks/webhook-payload';
 import { DEFAULT_WEBHOOK_RETRY_WINDOW_SECONDS } from '../webhooks/webhook-rules';
 import { WebhookOutbox } from '../webhooks/webhook-outbox';
+import type { WebhookSubscriptions } from '../webhooks/webhook-subscriptions';
 import type { ForkEntities } from './fork.entities';
 import type { ProvenanceEntities } from './provenance.entities';
 import { SessionBatchReads } from './session-batch-reads';
@@ -24,7 +25,12 @@ export interface SessionStoreDeps {
   readonly now?: () => Date;
   readonly newId?: () => string;
   /** How the webhook deliveries written with each change are made (config.ts `webhooks`; defaults: 24 h, gateway paths). */
-  readonly webhooks?: { readonly retryWindowSeconds: number; readonly publicUrl: string | null };
+  readonly webhooks?: {
+    readonly retryWindowSeconds: number;
+    readonly publicUrl: string | null;
+    /** Which events each org subscribes to; without it every event gets its outbox statement. */
+    readonly subscriptions?: Pick<WebhookSubscriptions, 'mayWant'>;
+  };
 }
 
 /**
@@ -53,6 +59,7 @@ export function createSessionStore(deps: SessionStoreDeps): SessionStore {
     now,
     retryWindowMs: (deps.webhooks?.retryWindowSeconds ?? DEFAULT_WEBHOOK_RETRY_WINDOW_SECONDS) * 1000,
     url: urlMaker(deps.webhooks?.publicUrl ?? null),
+    ...(deps.webhooks?.subscriptions ? { subscriptions: deps.webhooks.subscriptions } : {}),
   });
   const lifecycle = new TurnLifecycle({
     db: deps.db,

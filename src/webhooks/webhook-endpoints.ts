@@ -62,6 +62,8 @@ export class WebhookEndpoints {
       readonly retryWindowMs: number;
       /** Told when a delivery became due now (a redelivery), so this instance sends it without waiting for its next poll. */
       readonly onDue?: () => void;
+      /** Told once a change to an org's endpoints has committed (or failed), so what this instance knows of them is read again. */
+      readonly onChanged?: (orgId: string) => void;
     },
   ) {}
 
@@ -111,7 +113,7 @@ export class WebhookEndpoints {
       createdDate: now,
       updatedDate: now,
     };
-    await this.db.transaction((em) => em.insert(this.db.entities.webhookEndpoints, row));
+    await this.changing(caller, () => this.db.transaction((em) => em.insert(this.db.entities.webhookEndpoints, row)));
     return { endpoint: toEndpointRecord(row), secret: row.secret };
   }
 
@@ -119,7 +121,7 @@ export class WebhookEndpoints {
   async update(caller: Caller, id: string, input: WebhookEndpointInput, enabled: boolean | null): Promise<WebhookEndpointRecord> {
     assertAdmin(caller);
     const checked = checkEndpointInput(input, this.deps.rules);
-    return this.db.transaction(async (em) => {
+    return this.changing(caller, () => this.db.transaction(async (em) => {
       const row = await this.endpointOf(em, caller, id);
       const next: WebhookEndpointRow = {
         ...row,
@@ -131,7 +133,7 @@ export class WebhookEndpoints {
       };
       await em.save(this.db.entities.webhookEndpoints, next);
       return toEndpointRecord(next);
-    });
+    }));
   }
 
   /** A new secret; the one it replaces keeps signing beside it for 24 hours (a receiver may verify with either). */
@@ -155,11 +157,13 @@ export class WebhookEndpoints {
   /** The endpoint and its deliveries; an attempt running at the time records nothing. */
   async delete(caller: Caller, id: string): Promise<string> {
     assertAdmin(caller);
-    await this.db.transaction(async (em) => {
-      const row = await this.endpointOf(em, caller, id);
-      await em.delete(this.db.entities.webhookDeliveries, { endpointId: row.id });
-      await em.delete(this.db.entities.webhookEndpoints, { id: row.id, orgId: caller.orgId });
-    });
+    await this.changing(caller, () =>
+      this.db.transaction(async (em) => {
+        const row = await this.endpointOf(em, caller, id);
+        await em.delete(this.db.entities.webhookDeliveries, { endpointId: row.id });
+        await em.delete(this.db.entities.webhookEndpoints, { id: row.id, orgId: caller.orgId });
+      }),
+    );
     return id;
   }
 
@@ -205,6 +209,15 @@ export class WebhookEndpoints {
     });
     this.deps.onDue?.();
     return record;
+  }
+
+  /** `change` to the caller's org's endpoints; told once it has ended, however it ended (a failed commit may still have landed on MySQL). */
+  private async changing<T>(caller: Caller, change: () => Promise<T>): Promise<T> {
+    try {
+      return await change();
+    } finally {
+      this.deps.onChanged?.(caller.orgId);
+    }
   }
 
   private async endpointOf(em: EntityManager, caller: Caller, id: string): Promise<WebhookEndpointRow> {

@@ -4,7 +4,8 @@ import type { TurnStatus } from '../domain/turn-status';
 import type { Dialect } from '../persistence/dialect';
 import type { Statement } from '../persistence/sql';
 import { sessionBody, turnBody, type UrlOf, type WebhookBody, type WebhookSession } from './webhook-payload';
-import { maskOf, newWebhookId, turnEventOf } from './webhook-rules';
+import { maskOf, newWebhookId, turnEventOf, type WebhookEventType } from './webhook-rules';
+import type { WebhookSubscriptions } from './webhook-subscriptions';
 
 /** A random version-4 UUID made by the database, one per row an INSERT … SELECT writes. */
 export const UUID_SQL: Record<Dialect, string> = {
@@ -28,8 +29,9 @@ export type WebhookTrigger =
  * The outbox's writer: the session store runs `statements(trigger)` inside the transaction of
  * the change, so a delivery exists exactly when the change committed, whatever happens to the
  * instance after the commit. One INSERT … SELECT writes a row per enabled endpoint of the org
- * that subscribes to the event (none, at the cost of an index lookup, for an org without
- * endpoints); the sender picks the rows up (webhook-dispatcher.ts).
+ * that subscribes to the event; the sender picks the rows up (webhook-dispatcher.ts). An event
+ * no endpoint of the org subscribes to, as `subscriptions` knows them, gets no statement and
+ * no body at all (every event of an org without endpoints).
  */
 export class WebhookOutbox {
   private readonly insert: string;
@@ -41,6 +43,8 @@ export class WebhookOutbox {
       /** No attempt after this long from the event (WEBHOOK_RETRY_WINDOW_SECONDS). */
       readonly retryWindowMs: number;
       readonly url: UrlOf;
+      /** Without it every event gets its INSERT … SELECT (which then writes no row for an org without subscribers). */
+      readonly subscriptions?: Pick<WebhookSubscriptions, 'mayWant'>;
     },
   ) {
     this.insert = `INSERT INTO webhook_deliveries (id, webhook_id, endpoint_id, org_id, event_type, session_id, turn_id, payload, status,
@@ -51,9 +55,12 @@ export class WebhookOutbox {
 
   /** The statements recording `trigger`'s deliveries; none when it is no webhook event. */
   statements(trigger: WebhookTrigger): Statement[] {
+    const type = eventOf(trigger);
+    if (!type) return [];
+    const orgId = trigger.kind === 'session-created' ? trigger.session.ownerOrganization.id : trigger.turn.orgId;
+    if (this.deps.subscriptions && !this.deps.subscriptions.mayWant(orgId, maskOf([type]))) return [];
     const now = this.deps.now();
-    const body = this.bodyOf(trigger, now);
-    if (!body) return [];
+    const body = this.bodyOf(trigger, type, now);
     const { data } = body;
     return [
       {
@@ -75,16 +82,26 @@ export class WebhookOutbox {
     ];
   }
 
-  private bodyOf(trigger: WebhookTrigger, now: Date): WebhookBody | null {
+  private bodyOf(trigger: WebhookTrigger, type: WebhookEventType, now: Date): WebhookBody {
     switch (trigger.kind) {
       case 'session-created':
         return sessionBody(trigger.session, trigger.forkedFrom);
       case 'awaiting-tool-results':
-        return turnBody('TURN_AWAITING_TOOL_RESULTS', trigger.turn, now, this.deps.url);
-      case 'turn-status': {
-        const type = trigger.previousStatus === trigger.turn.status ? null : turnEventOf(trigger.turn.status);
-        return type ? turnBody(type, trigger.turn, trigger.turn.statusTimeStamp, this.deps.url) : null;
-      }
+        return turnBody(type, trigger.turn, now, this.deps.url);
+      case 'turn-status':
+        return turnBody(type, trigger.turn, trigger.turn.statusTimeStamp, this.deps.url);
     }
+  }
+}
+
+/** The webhook event `trigger` is, if any. */
+function eventOf(trigger: WebhookTrigger): WebhookEventType | null {
+  switch (trigger.kind) {
+    case 'session-created':
+      return 'SESSION_CREATED';
+    case 'awaiting-tool-results':
+      return 'TURN_AWAITING_TOOL_RESULTS';
+    case 'turn-status':
+      return trigger.previousStatus === trigger.turn.status ? null : turnEventOf(trigger.turn.status);
   }
 }

@@ -6,6 +6,7 @@ import { WebhookDispatcher } from './webhook-dispatcher';
 import { WebhookEndpoints } from './webhook-endpoints';
 import { sendWebhook, systemResolve, type Resolve } from './webhook-http';
 import { WebhookQueue } from './webhook-queue';
+import type { WebhookSubscriptions } from './webhook-subscriptions';
 
 export interface Webhooks {
   /** What GraphQL's admins manage. */
@@ -25,6 +26,8 @@ export function createWebhooks(deps: {
   readonly logger: Logger;
   readonly instanceId: string;
   readonly resolve?: Resolve;
+  /** Told of every change to an org's endpoints made here. */
+  readonly subscriptions?: Pick<WebhookSubscriptions, 'changed'>;
 }): Webhooks {
   const { config, db, now, logger } = deps;
   const settings = config.webhooks;
@@ -52,6 +55,13 @@ export function createWebhooks(deps: {
     now,
     logger,
   });
-  const endpoints = new WebhookEndpoints(db, { rules, now, retryWindowMs, onDue: () => dispatcher.wake() });
+  const { subscriptions } = deps;
+  const endpoints = new WebhookEndpoints(db, {
+    rules,
+    now,
+    retryWindowMs,
+    onDue: () => dispatcher.wake(),
+    ...(subscriptions ? { onChanged: (orgId: string) => subscriptions.changed(orgId) } : {}),
+  });
   return { endpoints, dispatcher };
 }

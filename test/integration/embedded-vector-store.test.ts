@@ -68,6 +68,20 @@ describe('embedded vector store on disk', () => {
     expect((await reader.listChunks('code', 'acme/api')).map((c) => c.id)).toEqual(['id-3']);
   });
 
+  it('finds a collection another store (an ingest in another process) indexed after this one found it missing', async () => {
+    const reader = open();
+    await open().ensureCollection('other', SPACE);
+    await expect(reader.checkIndexed('code')).rejects.toMatchObject({ kind: 'collection-missing' });
+    await expect(reader.checkIndexed('code')).rejects.toMatchObject({ kind: 'collection-missing' });
+    const writer = open();
+    await writer.ensureCollection('code', SPACE);
+    await writer.upsert('code', SPACE, [point(1), point(2)]);
+    await expect(reader.checkIndexed('code')).resolves.toBeUndefined();
+    expect(await top(reader, 2)).toBe('id-2');
+    await writer.upsert('code', SPACE, [point(3)]);
+    expect(await top(reader, 3)).toBe('id-3');
+  });
+
   it('a restarted reader answers exactly like the writer after updates, deletes and moved lines', async () => {
     const writer = open();
     await writer.ensureCollection('code', SPACE);

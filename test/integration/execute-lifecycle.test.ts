@@ -229,6 +229,21 @@ function lifecycleSuite(database: 'sqlite' | 'mysql'): void {
     expect(h.fake.requests[1]?.body.model).toBe('gpt-4.1-mini');
   });
 
+  it('uses an agent context changed on this instance from the next execute on', async () => {
+    const { contexts } = h.gateway.services;
+    const admin = { ...alice, roles: ['admin'] };
+    const [before] = await contexts.agentContextsByIds(alice.orgId, [h.agentContextId]);
+    const draft = { id: h.agentContextId, name: before!.name, description: before!.description, vectorCollection: before!.vectorCollection };
+    await h.execute(alice, { instruction: 'Which model?' });
+    await contexts.upsertAgentContext(admin, { ...draft, defaultModel: 'gpt-4.1' });
+    try {
+      await h.execute(alice, { instruction: 'And after the change?' });
+      expect(h.fake.requests.map((r) => r.body.model)).toEqual([before!.defaultModel, 'gpt-4.1']);
+    } finally {
+      await contexts.upsertAgentContext(admin, { ...draft, defaultModel: before!.defaultModel });
+    }
+  });
+
   it('refuses a follow-on in another agent context or an unknown session', async () => {
     const first = (await h.execute(alice, { instruction: 'Anchor' })).body.data!.execute;
     const wrong = await h.execute(alice, { sessionId: first.sessionId, agentContextId: 'no-such-context', instruction: 'x' });

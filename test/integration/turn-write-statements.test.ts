@@ -22,12 +22,15 @@ function transactions(statements: readonly string[]): string[][] {
 /**
  * The turn write path's statements per execute (bench:execute prints the same count): a
  * follow-on execute is the planner's reads, then two transactions, adding the turn and
- * settling it. On MySQL the planner's three reads (agent context, session, recent turns) are
+ * settling it. The agent context was read by the first execute and is kept a few seconds
+ * (contexts/context-cache.ts); on MySQL the planner's two reads (session, recent turns) are
  * one round trip. The turn is added in one more, against the session as the planner read it
  * (no locking read; TurnLifecycle.addTurnAsSeen). The settling is one more: the instance
  * that added the turn settles it as it wrote it (no locking read; TurnLifecycle.settleAsWritten),
- * every write, the webhook outbox's INSERT … SELECT, the status event and COMMIT together, so
- * the event counter row, which every turn change passes, is locked for no round trip. A new session is created with its first
+ * every write, the status event and COMMIT together, so
+ * the event counter row, which every turn change passes, is locked for no round trip. The org
+ * has no webhook endpoint, which the first execute's outbox read found: the settling has no
+ * webhook INSERT … SELECT. A new session is created with its first
  * turn in one transaction (on MySQL one round trip, with nothing to read first).
  */
 function statementsSuite(database: 'sqlite' | 'mysql', expected: { total: number; perTransaction: [number, number] }): void {
@@ -59,7 +62,7 @@ function statementsSuite(database: 'sqlite' | 'mysql', expected: { total: number
     expect(statements).toHaveLength(expected.total);
     if (database === 'mysql') {
       const [reads] = statements;
-      for (const table of ['agent_contexts', 'agent_sessions', 'agent_session_turns']) expect(reads).toContain(`FROM ${table}`);
+      for (const table of ['agent_sessions', 'agent_session_turns']) expect(reads).toContain(`FROM ${table}`);
     }
     for (const tx of [addTurn!, settle!]) {
       const counter = tx.findIndex((sql) => /event_counters/.test(sql));
@@ -69,7 +72,7 @@ function statementsSuite(database: 'sqlite' | 'mysql', expected: { total: number
   });
 }
 
-describe('turn write statements on embedded SQLite', () => statementsSuite('sqlite', { total: 17, perTransaction: [7, 7] }));
+describe('turn write statements on embedded SQLite', () => statementsSuite('sqlite', { total: 15, perTransaction: [7, 6] }));
 describeWithMysql('turn write statements on MySQL/MariaDB', () => statementsSuite('mysql', { total: 3, perTransaction: [1, 1] }));
 
 /** A write that fails inside the final batch (writes + event + COMMIT) leaves nothing behind. */

@@ -140,6 +140,23 @@ function webhookSuite(database: 'sqlite' | 'mysql'): void {
     await remove(id);
   });
 
+  it('delivers the events of an org that had no endpoint as soon as one is created here, and none once it is deleted', async () => {
+    // The org's executes without endpoints: this instance learns it has none and writes no delivery.
+    await h.execute(alice, { instruction: 'before any endpoint' });
+    await h.execute(alice, { instruction: 'still none' });
+    const { id, secret } = await createEndpoint(receiver.url, ['TURN_COMPLETED']);
+    receiver.secrets = [secret];
+    const { sessionId, turnId } = (await h.execute(alice, { instruction: 'right after the endpoint' })).body.data!.execute;
+    const [got] = await receiver.waitFor(1, (r) => r.payload?.data.turnId === turnId);
+    expect(got!.payload!.data).toMatchObject({ sessionId, turnId, status: 'COMPLETED' });
+    await until('the delivery settled', () => deliveries(id), (ds) => ds.length === 1 && ds[0]!.status === 'SUCCEEDED');
+    await remove(id);
+    const after = receiver.received.length;
+    await h.execute(alice, { instruction: 'after the delete' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(receiver.received.length).toBe(after);
+  });
+
   it('retries 5xx and 429 with the same webhook-id until the receiver accepts, honouring Retry-After', async () => {
     const { id, secret } = await createEndpoint(receiver.url, ['TURN_COMPLETED']);
     receiver.secrets = [secret];
