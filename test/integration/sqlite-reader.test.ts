@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createLogger } from '../../src/logger';
 import { StoreUnavailableError } from '../../src/persistence/db-errors';
-import { PAGE_CACHE_KIB } from '../../src/persistence/sqlite-page-cache';
 import { SqliteReader } from '../../src/persistence/sqlite-reader';
 
 const silent = createLogger('silent');
@@ -52,10 +51,6 @@ describe('the SQLite reader thread', () => {
       reader.read('SELECT COUNT(*) AS n FROM t WHERE name <> ?', ['two']),
     ]);
     expect([a, b, c]).toEqual([[{ name: 'one' }], [{ name: 'three' }], [{ n: 2 }]]);
-  });
-
-  it("reads through a page cache capped below better-sqlite3's 16 MB default", async () => {
-    expect(await reader.read('PRAGMA cache_size', [])).toEqual([{ cache_size: -PAGE_CACHE_KIB.reader }]);
   });
 
   it('fails a wrong statement or a write with the SQLite error, changes nothing, and goes on reading', async () => {
