@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import Database from 'better-sqlite3';
 import type { Logger } from '../logger';
 import { SqliteCheckpointer } from '../persistence/sqlite-checkpointer';
+import { limitPageCache, PAGE_CACHE_KIB } from '../persistence/sqlite-page-cache';
 import { BlobStoreUnavailableError, contentTypeOf, type BlobObject, type BlobStore } from './blob-store.port';
 import { FilesystemBlobStore } from './filesystem.adapter';
 
@@ -47,6 +48,7 @@ export class SqliteBlobStore implements BlobStore {
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
+    limitPageCache(this.db, PAGE_CACHE_KIB.blobs);
     this.db.exec('CREATE TABLE IF NOT EXISTS blobs (key TEXT PRIMARY KEY NOT NULL, body BLOB NOT NULL)');
     this.checkpointer = new SqliteCheckpointer(file, this.db, logger);
     this.upsert = this.db.prepare('INSERT INTO blobs (key, body) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET body = excluded.body');

@@ -23,6 +23,7 @@ import type { SqlTransaction, SqlValue } from './sql';
 import { bindSqlite, sqliteWriter } from './sqlite-writer';
 import { SqliteCheckpointer, type SqliteConnection } from './sqlite-checkpointer';
 import { SqliteReader } from './sqlite-reader';
+import { limitPageCache, PAGE_CACHE_KIB } from './sqlite-page-cache';
 
 export interface DatabaseOptions {
   /** mysql://user:pass@host:port/db; absent means the embedded SQLite file under dataDir. */
@@ -204,6 +205,7 @@ export async function openDatabase<E extends EntitySchemas>(
       enableWAL: true,
       prepareDatabase: (db: SqliteConnection) => {
         db.pragma('synchronous = NORMAL');
+        limitPageCache(db, PAGE_CACHE_KIB.writer);
         embedded.connection = db;
       },
     });

@@ -1,5 +1,6 @@
 import Database, { type Statement } from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
+import { limitPageCache, PAGE_CACHE_KIB } from './sqlite-page-cache';
 
 /**
  * The SQLite reader thread (sqlite-reader.ts starts it). Its connection is read-only: under WAL
@@ -29,6 +30,7 @@ const port = parentPort;
 if (!port) throw new Error('sqlite-reader.worker runs as a worker thread');
 const { file, cacheSize } = workerData as ReaderData;
 const db = new Database(file, { readonly: true, fileMustExist: true });
+limitPageCache(db, PAGE_CACHE_KIB.reader);
 const statements = new Map<string, Statement>();
 
 function statementOf(sql: string): Statement {
