@@ -31,10 +31,13 @@ const RARE_EVERY = 100_003;
  * Sessions per transaction: large, so that each user's participant rows of a transaction
  * (written in user order) fill the same index pages instead of reading one each; with
  * MariaDB's default 128 MB buffer pool 1,000,000 sessions took 397 s at 2,000 a transaction
- * and 190 s at 100,000 (docs/performance.md). Rows per INSERT: SQLite binds at most 32,766 parameters.
+ * and 190 s at 100,000; 167 s with the next transaction's rows built while one is written
+ * (docs/performance.md). Rows per INSERT: SQLite binds at most 32,766 parameters.
  */
 const SESSIONS_PER_TRANSACTION = 100_000;
 const SESSION_ROWS_PER_INSERT = 400;
+/** Sessions built between two yields to the transaction being written. */
+const BUILD_SLICE = 2_000;
 const PARTICIPANT_ROWS_PER_INSERT = 1_000;
 
 /**
@@ -69,11 +72,12 @@ export async function bulkSeedSessions(db: Database, o: BulkSeedOptions, progres
   const random = seededRandom(o.randomSeed);
   const ignore = db.dialect === 'sqlite' ? 'INSERT OR IGNORE' : 'INSERT IGNORE';
   const start = o.until.getTime() - YEAR_MS;
-  let written = 0;
-  for (let from = 0; from < o.sessions; from += SESSIONS_PER_TRANSACTION) {
+  /** The rows of sessions `from` up to `to`, as INSERTs; it yields now and then, so that the transaction before it goes on meanwhile. */
+  const batch = async (from: number, to: number): Promise<Statement[]> => {
     const sessions: SqlValue[][] = [];
     const participants: SqlValue[][] = [];
-    for (let i = from; i < Math.min(o.sessions, from + SESSIONS_PER_TRANSACTION); i++) {
+    for (let i = from; i < to; i++) {
+      if ((i - from) % BUILD_SLICE === BUILD_SLICE - 1) await new Promise<void>((resolve) => setImmediate(resolve));
       const id = seededSessionId(o.orgId, 'bulk', i);
       const ownerNo = 1 + Math.floor(random() * o.users);
       const created = new Date(start + (i / o.sessions) * YEAR_MS);
@@ -99,18 +103,27 @@ export async function bulkSeedSessions(db: Database, o: BulkSeedOptions, progres
     // transaction's rows of one user land together there (in name order, for the name index
     // that leaves nowhere near the end) instead of each on a page of its own.
     participants.sort((a, b) => byText(a[1], b[1]) || byText(a[8], b[8]));
-    const statements = [
+    return [
       ...inserts(`${ignore} INTO agent_sessions`, SESSION_COLUMNS, sessions, SESSION_ROWS_PER_INSERT),
       ...inserts(`${ignore} INTO agent_session_participants`, PARTICIPANT_COLUMNS, participants, PARTICIPANT_ROWS_PER_INSERT),
     ];
+  };
+  let written = 0;
+  let next = batch(0, Math.min(o.sessions, SESSIONS_PER_TRANSACTION));
+  for (let from = 0; from < o.sessions; from += SESSIONS_PER_TRANSACTION) {
+    const statements = await next;
+    const to = Math.min(o.sessions, from + SESSIONS_PER_TRANSACTION);
+    // The next transaction's rows are built while this one is written (between its round trips), in the same order as ever.
+    next = batch(to, Math.min(o.sessions, to + SESSIONS_PER_TRANSACTION));
     // A query per statement: the whole transaction in one would pass MariaDB's default max_allowed_packet (16 MB).
     await db.sqlTransaction(async (tx) => {
       for (const statement of statements) await tx.rows(statement.sql, statement.params);
       await tx.commitWith([]);
     });
-    written += sessions.length;
+    written += to - from;
     progress(written);
   }
+  await next;
   return written;
 }
 
