@@ -1,10 +1,9 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { buildSchema, parse, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { handleProtocols, makeServer, type WebSocket as GraphQLWsSocket } from 'graphql-ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { LiveStream, takeSharedPayload } from '../src/server/ws-live-stream';
-import { PhaseProfiler } from './fanout-profiler';
+import { serveBareFanout, turnStatusChangedData } from './fanout-bare-child';
 
 /**
  * The `graphql-ws` scenario of bench/fanout.bench.ts: the baseline's bare node:http + ws
@@ -15,13 +14,6 @@ import { PhaseProfiler } from './fanout-profiler';
  * (graphql-ws's per-operation loop, one send per socket) on this machine; it answers the same
  * IPC commands as fanout-server.ts.
  */
-type Command = { readonly id: number } & (
-  | { readonly type: 'session' }
-  | { readonly type: 'publish'; readonly sessionId: string }
-  | { readonly type: 'stats' }
-  | { readonly type: 'cpu' }
-  | { readonly type: 'profile'; readonly action: 'heap' | 'start' | 'stop'; readonly label: string }
-);
 
 const schema = buildSchema('type Query { x: Int } type Subscription { turnStatusChanged: Int }');
 const document = parse('subscription { turnStatusChanged }');
@@ -30,20 +22,7 @@ const streams = new Set<LiveStream>();
 let sequence = 0;
 
 function payload(sessionId: string): Buffer {
-  const at = new Date().toISOString();
-  const turnId = `turn-${String(sequence).padStart(32, '0')}`;
-  const user = { id: 'bench-owner', text: 'Bench Owner' };
-  const turnStatusChanged = {
-    eventId: String(sequence),
-    sequenceNumber: sequence,
-    previousStatus: null,
-    status: 'PENDING',
-    statusTimeStamp: at,
-    createdByUser: user,
-    turn: { id: turnId, status: 'PENDING', sequenceNumber: sequence, instructionSummary: 'benchmark turn' },
-    session: { id: sessionId, name: 'watched by many', turnCount: sequence, lastTurnStatus: 'PENDING', ownerUser: user },
-  };
-  return Buffer.from(JSON.stringify({ data: { turnStatusChanged } }));
+  return Buffer.from(JSON.stringify({ data: turnStatusChangedData(sequence, sessionId) }));
 }
 
 /** graphql-ws's socket: a `next` whose payload stood in for shared bytes goes out as head, bytes, brace (as the gateway's adapter does, without its cache). */
@@ -88,49 +67,16 @@ async function main(): Promise<void> {
     const closed = server.opened(new Socket(ws), {});
     ws.once('close', (code, reason) => void closed(code, String(reason)));
   });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-  const reply = (message: Record<string, unknown>) => process.send?.(message);
-  const profiler = new PhaseProfiler(process.env.BENCH_PROFILE_DIR);
-  process.on('message', (command: Command) => {
-    switch (command.type) {
-      case 'profile': {
-        const done = command.action === 'heap' ? Promise.resolve(profiler.heapSnapshot(command.label)) : command.action === 'start' ? profiler.start() : profiler.stop(command.label);
-        void done.then(() => reply({ id: command.id }));
-        return;
-      }
-      case 'session':
-        return reply({ id: command.id, sessionId: 'graphql-ws-session-000000000000000' });
-      case 'publish': {
-        const started = process.hrtime.bigint();
-        sequence++;
-        const bytes = payload(command.sessionId);
-        for (const stream of streams) stream.sink.next(bytes);
-        return reply({ id: command.id, started: String(started), committed: String(started) });
-      }
-      case 'cpu': {
-        const { user, system } = process.cpuUsage();
-        return reply({ id: command.id, micros: user + system });
-      }
-      case 'stats':
-        (globalThis as { gc?: () => void }).gc?.();
-        return reply({
-          id: command.id,
-          rss: process.memoryUsage().rss,
-          heapUsed: process.memoryUsage().heapUsed,
-          subscribers: streams.size,
-          connections: wss.clients.size,
-          executions: 0,
-          serialisations: sequence,
-          slowConsumersDropped: 0,
-        });
-    }
+  await serveBareFanout(http, wss, {
+    sessionId: 'graphql-ws-session-000000000000000',
+    publish: (sessionId) => {
+      sequence++;
+      const bytes = payload(sessionId);
+      for (const stream of streams) stream.sink.next(bytes);
+    },
+    subscribers: () => streams.size,
+    serialisations: () => sequence,
   });
-  process.once('SIGTERM', () => {
-    for (const ws of wss.clients) ws.terminate();
-    http.close(() => process.exit(0));
-  });
-  reply({ id: 0, url });
 }
 
 main().catch((e: unknown) => {
