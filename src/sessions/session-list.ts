@@ -208,8 +208,13 @@ function pageOf(page: ListPageRequest): { size: number; backward: boolean; curso
   };
 }
 
-/** Filters the counters answer: an admin's view of the org, by owner or not, deleted sessions or not. */
-const COUNTED_FILTERS: ReadonlySet<string> = new Set(['ownerUserId', 'includeDeleted']);
+/**
+ * What the maintained counters answer for an admin: the org's sessions by owner or not
+ * (agent_session_counts), or one participant's (agent_session_participant_counts); deleted
+ * sessions or not.
+ */
+const SESSION_COUNTERS = { table: 'agent_session_counts', filters: new Set(['ownerUserId', 'includeDeleted']) };
+const PARTICIPANT_COUNTERS = { table: 'agent_session_participant_counts', filters: new Set(['participantId', 'includeDeleted']) };
 
 /**
  * A count from agent_session_counts (SessionCounts1765100000002). An admin's: a sum over a
@@ -232,18 +237,13 @@ function counterStatement(dialect: Dialect, caller: Caller, filter: SessionFilte
       conditions: [{ sql: '', params: { callerOrg: caller.orgId, callerUser: caller.userId } }],
     };
   }
-  if (filter.participantId != null && set.every(([k]) => k === 'participantId' || k === 'includeDeleted')) {
-    const conditions: Condition[] = [
-      { sql: 'org_id = :callerOrg AND user_id = :participantId', params: { callerOrg: caller.orgId, participantId: filter.participantId } },
-    ];
-    if (filter.includeDeleted !== true) conditions.push({ sql: 'is_deleted = 0', params: {} });
-    return { sql: `SELECT COALESCE(SUM(n), 0) AS total FROM agent_session_participant_counts WHERE ${whereOf(conditions)}`, conditions };
-  }
-  if (!set.every(([k]) => COUNTED_FILTERS.has(k))) return null;
+  const counters = filter.participantId != null ? PARTICIPANT_COUNTERS : SESSION_COUNTERS;
+  if (!set.every(([k]) => counters.filters.has(k))) return null;
   const conditions: Condition[] = [{ sql: 'org_id = :callerOrg', params: { callerOrg: caller.orgId } }];
   if (filter.includeDeleted !== true) conditions.push({ sql: 'is_deleted = 0', params: {} });
   if (filter.ownerUserId != null) conditions.push({ sql: 'owner_user_id = :ownerUserId', params: { ownerUserId: filter.ownerUserId } });
-  return { sql: `SELECT COALESCE(SUM(n), 0) AS total FROM agent_session_counts WHERE ${whereOf(conditions)}`, conditions };
+  if (filter.participantId != null) conditions.push({ sql: 'user_id = :participantId', params: { participantId: filter.participantId } });
+  return { sql: `SELECT COALESCE(SUM(n), 0) AS total FROM ${counters.table} WHERE ${whereOf(conditions)}`, conditions };
 }
 
 /** Runs a statement of the list and hands back its rows. */

@@ -103,6 +103,9 @@ export interface ParticipantRow {
   sessionName: string;
 }
 
+/** A participant row's copy of its session's column: written by triggers, read by the list's statements only. */
+const COPY = { insert: false, update: false, select: false } as const;
+
 const varchar = (length: number, nullable = false) => ({ type: 'varchar' as const, length, nullable });
 
 export function sessionEntities(dialect: Dialect) {
@@ -225,11 +228,12 @@ export function sessionEntities(dialect: Dialect) {
       orgId: { ...id(64), name: 'org_id' },
       userName: { ...varchar(200), name: 'user_name' },
       joinedDate: date('joined_date'),
-      // The triggers write these (ParticipantLists1765400000000), never the gateway.
-      sessionIsDeleted: { type: 'boolean', name: 'is_deleted', default: false, insert: false, update: false },
-      sessionCreationDate: { ...date('creation_date'), default: UNCOPIED, insert: false, update: false },
-      sessionLastUpdatedDate: { ...date('last_updated_date'), default: UNCOPIED, insert: false, update: false },
-      sessionName: { ...varchar(200), ...t.caseInsensitive, name: 'name', default: '', insert: false, update: false },
+      // The triggers write these (ParticipantLists1765400000000), never the gateway; only the
+      // list's own statements read them, not the participants' batch reads.
+      sessionIsDeleted: { type: 'boolean', name: 'is_deleted', default: false, ...COPY },
+      sessionCreationDate: { ...date('creation_date'), default: UNCOPIED, ...COPY },
+      sessionLastUpdatedDate: { ...date('last_updated_date'), default: UNCOPIED, ...COPY },
+      sessionName: { ...varchar(200), ...t.caseInsensitive, name: 'name', default: '', ...COPY },
     },
     indices: [
       { name: 'idx_participants_list_updated', columns: ['orgId', 'userId', 'sessionLastUpdatedDate', 'sessionId', 'sessionIsDeleted'] },
