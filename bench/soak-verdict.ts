@@ -8,6 +8,10 @@ export interface Sample {
   readonly heapMb: number;
   /** Memory outside the JS heap that JS objects hold (Buffers, ...). */
   readonly externalMb: number;
+  /** What V8 holds from the system for the JS heap, live or not, and of it the old generation's part and its used bytes. */
+  readonly heapCommittedMb: number;
+  readonly oldSpaceMb: number;
+  readonly oldSpaceUsedMb: number;
   readonly lagP99Ms: number;
   readonly p99: Readonly<Record<SoakKind, number>>;
   readonly counts: Readonly<Record<SoakKind, number>>;
@@ -41,10 +45,12 @@ export function soakVerdict(samples: readonly Sample[], warmupSeconds: number): 
     const ratio = now / before;
     const bad = Number.isFinite(ratio) && ratio > limit;
     if (bad) ok = false;
-    lines.push(`${what.padEnd(18)} ${before.toFixed(1).padStart(8)} -> ${now.toFixed(1).padStart(8)} ${unit.padEnd(3)} (x${ratio.toFixed(2)}, limit x${limit})${bad ? '  FAIL' : ''}`);
+    lines.push(`${what.padEnd(20)} ${before.toFixed(1).padStart(8)} -> ${now.toFixed(1).padStart(8)} ${unit.padEnd(3)} (x${ratio.toFixed(2)}, limit x${limit})${bad ? '  FAIL' : ''}`);
   };
   compare('RSS', mean(first.map((s) => s.rssMb)), mean(last.map((s) => s.rssMb)), 1 + MAX_RSS_GROWTH, 'MB');
   compare('JS heap (info)', mean(first.map((s) => s.heapMb)), mean(last.map((s) => s.heapMb)), Infinity, 'MB');
+  compare('V8 committed (info)', mean(first.map((s) => s.heapCommittedMb)), mean(last.map((s) => s.heapCommittedMb)), Infinity, 'MB');
+  compare('old space (info)', mean(first.map((s) => s.oldSpaceMb)), mean(last.map((s) => s.oldSpaceMb)), Infinity, 'MB');
   compare('external (info)', mean(first.map((s) => s.externalMb)), mean(last.map((s) => s.externalMb)), Infinity, 'MB');
   compare('event-loop lag p99', mean(first.map((s) => s.lagP99Ms)), mean(last.map((s) => s.lagP99Ms)), MAX_P99_RATIO, 'ms');
   for (const kind of ['list', 'execute', 'cancel'] as const) {

@@ -86,15 +86,21 @@ async function gql<T>(url: string, token: string, query: string, variables: Reco
 }
 
 /** The heap and event-loop lag the gateway reports about itself (prom-client's default metrics). */
-async function selfReport(url: string): Promise<{ heapMb: number; externalMb: number; lagP99Ms: number }> {
+async function selfReport(url: string): Promise<SelfReport> {
   const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
-  const value = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  const value = (name: string, labels = '') => Number(new RegExp(`^${name}(?:\\{${labels}[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  const mb = (bytes: number) => bytes / 2 ** 20;
   return {
-    heapMb: value('nodejs_heap_size_used_bytes') / 2 ** 20,
-    externalMb: value('nodejs_external_memory_bytes') / 2 ** 20,
+    heapMb: mb(value('nodejs_heap_size_used_bytes')),
+    externalMb: mb(value('nodejs_external_memory_bytes')),
     lagP99Ms: value('nodejs_eventloop_lag_p99_seconds') * 1000,
+    oldSpaceMb: mb(value('nodejs_heap_space_size_total_bytes', 'space="old"')),
+    oldSpaceUsedMb: mb(value('nodejs_heap_space_size_used_bytes', 'space="old"')),
+    heapCommittedMb: mb(value('nodejs_heap_size_total_bytes')),
   };
 }
+
+type SelfReport = Pick<Sample, 'heapMb' | 'externalMb' | 'lagP99Ms' | 'heapCommittedMb' | 'oldSpaceMb' | 'oldSpaceUsedMb'>;
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -218,16 +224,19 @@ async function main(): Promise<void> {
 
   const samples: Sample[] = [];
   const started = Date.now();
-  console.log('   t s   RSS MB  heap MB  ext MB  lag p99 ms  lists  p99 ms  executes  p99 ms  cancels  p99 ms  errors  load');
+  console.log('   t s   RSS MB  heap MB  V8 MB  old MB (used)  ext MB  lag p99 ms  lists  p99 ms  executes  p99 ms  cancels  p99 ms  errors  load');
   while (running()) {
     await pause(Math.min(SAMPLE_SECONDS * 1000, Math.max(0, deadline - Date.now())));
-    const { heapMb, externalMb, lagP99Ms } = await selfReport(url).catch(() => ({ heapMb: NaN, externalMb: NaN, lagP99Ms: NaN }));
+    const report = await selfReport(url).catch(
+      (): SelfReport => ({ heapMb: NaN, externalMb: NaN, lagP99Ms: NaN, heapCommittedMb: NaN, oldSpaceMb: NaN, oldSpaceUsedMb: NaN }),
+    );
     const { counts, p99 } = window.take();
-    const sample: Sample = { atSeconds: (Date.now() - started) / 1000, rssMb: gateway.rssBytes() / 2 ** 20, heapMb, externalMb, lagP99Ms, p99, counts, errors: window.errorCount };
+    const sample: Sample = { atSeconds: (Date.now() - started) / 1000, rssMb: gateway.rssBytes() / 2 ** 20, ...report, p99, counts, errors: window.errorCount };
     samples.push(sample);
     const n = (x: number, w: number, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '-').padStart(w);
     console.log(
-      `${n(sample.atSeconds, 6)} ${n(sample.rssMb, 8, 1)} ${n(heapMb, 8, 1)} ${n(externalMb, 7, 1)} ${n(lagP99Ms, 11, 1)} ${n(counts.list, 6)} ${n(p99.list, 7, 1)}` +
+      `${n(sample.atSeconds, 6)} ${n(sample.rssMb, 8, 1)} ${n(sample.heapMb, 8, 1)} ${n(sample.heapCommittedMb, 6, 1)} ${n(sample.oldSpaceMb, 7, 1)} (${n(sample.oldSpaceUsedMb, 5, 1)})` +
+        ` ${n(sample.externalMb, 7, 1)} ${n(sample.lagP99Ms, 11, 1)} ${n(counts.list, 6)} ${n(p99.list, 7, 1)}` +
         ` ${n(counts.execute, 9)} ${n(p99.execute, 7, 1)} ${n(counts.cancel, 8)} ${n(p99.cancel, 7, 1)} ${n(window.errorCount, 7)}  ${loadavg()[0]!.toFixed(1)}`,
     );
   }
