@@ -2,8 +2,10 @@ import type { Caller } from '../../src/domain/caller';
 import { DomainError } from '../../src/domain/errors';
 import { TurnEventSequencer } from '../../src/events/turn-event-sequencer';
 import type { TurnStatusEvent } from '../../src/events/turn-events';
+import { EventLoaderShares } from '../../src/graphql/live/event-loaders';
 import { LiveGroup, type SubscriberSink } from '../../src/graphql/live/live-group';
 import { LiveSource, type Admission, type LiveSink } from '../../src/graphql/live/live-source';
+import type { Loaders } from '../../src/graphql/loaders';
 import type { Services } from '../../src/graphql/services';
 import { createLogger } from '../../src/logger';
 import { sleep, waitUntil } from '../support/ws';
@@ -298,5 +300,63 @@ describe('a live group', () => {
     sink.congested = false;
     sink.flushes.shift()!();
     expect(await sink.waitFor(3)).toEqual(['r1', 'r2', 'r3']);
+  });
+});
+
+/** Live events that are objects, as the buses' are: what the groups share loaders by. */
+interface Delta {
+  readonly n: number;
+}
+
+/** One gateway's services, as every source of one executor has. */
+const services = { sessions: {}, contexts: {}, live: {} } as unknown as Services;
+
+class DeltaSource extends LiveSource<Delta> {
+  sink: LiveSink<Delta> | null = null;
+  readonly startPosition = 0;
+  constructor(caller: Caller) {
+    super(caller, services);
+  }
+  async open(sink: LiveSink<Delta>) {
+    this.sink = sink;
+    return () => undefined;
+  }
+  async *catchUp() {}
+  position(d: Delta) {
+    return d.n;
+  }
+  async admit(): Promise<Admission> {
+    return 'deliver';
+  }
+}
+
+describe('the loaders the groups of one executor share per live event', () => {
+  const failure = (e: DomainError) => Buffer.from(`failed:${e.code}`);
+
+  it("hands every group of one caller the same loaders for an event, and forgets them once each group has processed or dropped it, while the event itself lives on", async () => {
+    const shares = new EventLoaderShares();
+    const used = new Map<number, Set<Loaders>>();
+    const transform = async (d: Delta, _caller: Caller, loaders: Loaders) => {
+      used.set(d.n, (used.get(d.n) ?? new Set()).add(loaders));
+      return Buffer.from(`r${d.n}`);
+    };
+    const sources = [new DeltaSource(alice), new DeltaSource(alice)];
+    const sinks = [new RecordingSink(), new RecordingSink()];
+    const members = sources.map((source, i) => new LiveGroup<Delta>(source, transform, { failure, loaderShares: shares }).join(source, sinks[i]!));
+    await sleep(5);
+    // Kept referenced, as the output buffer keeps a turn's deltas for late joiners.
+    const deltas: Delta[] = [{ n: 1 }, { n: 2 }, { n: 3 }];
+    for (const d of deltas.slice(0, 2)) for (const source of sources) source.sink!.next(d);
+    for (const sink of sinks) expect(await sink.waitFor(2)).toEqual(['r1', 'r2']);
+    expect([...used.values()].map((loaders) => loaders.size)).toEqual([1, 1]);
+    expect([...used.get(1)!][0]).not.toBe([...used.get(2)!][0]);
+    expect(shares.size).toBe(0);
+
+    // A group that closes with the event still queued lets go of it too.
+    for (const source of sources) source.sink!.next(deltas[2]!);
+    members[0]!.cancel();
+    expect(await sinks[1]!.waitFor(3)).toEqual(['r1', 'r2', 'r3']);
+    expect(sinks[0]!.got).toEqual(['r1', 'r2']);
+    expect(shares.size).toBe(0);
   });
 });

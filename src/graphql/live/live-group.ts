@@ -2,7 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Caller } from '../../domain/caller';
 import { DomainError, isDomainError } from '../../domain/errors';
 import { Loaders } from '../loaders';
-import type { Services } from '../services';
+import { EventLoaderShares } from './event-loaders';
 import type { LiveSource } from './live-source';
 
 /**
@@ -43,6 +43,8 @@ export interface LiveGroupOptions {
    * `admitViewers`, from facts read once) and executed once, as one of the admitted members.
    */
   readonly anyViewer?: boolean;
+  /** Where groups of one executor share each event's loaders per caller; without it each group makes its own. */
+  readonly loaderShares?: EventLoaderShares;
 }
 
 const END = Symbol('end');
@@ -70,6 +72,7 @@ export class LiveGroup<E> {
   private stopLive: (() => void) | null = null;
   private readonly opened: Promise<void>;
   readonly maxHeld: number;
+  private readonly shares: EventLoaderShares;
 
   constructor(
     private readonly source: LiveSource<E>,
@@ -77,6 +80,7 @@ export class LiveGroup<E> {
     readonly options: LiveGroupOptions,
   ) {
     this.maxHeld = options.maxHeld ?? DEFAULT_MAX_HELD;
+    this.shares = options.loaderShares ?? new EventLoaderShares();
     this.opened = source.open({ next: (e) => this.enqueue(e), end: () => this.enqueue(END) }).then((stop) => {
       if (this.closed) stop();
       else this.stopLive = stop;
@@ -109,6 +113,7 @@ export class LiveGroup<E> {
   private enqueue(item: E | typeof END): void {
     if (this.closed) return;
     this.inbox.push(item);
+    if (item !== END) this.shares.hold(item);
     if (this.processing) return;
     this.processing = true;
     // Later, not inside the publisher's call: a commit must not wait for the subscribers' work.
@@ -124,26 +129,29 @@ export class LiveGroup<E> {
           this.close();
           return;
         }
-        if (this.options.anyViewer) {
-          await this.processForViewers(item);
-          continue;
+        try {
+          if (this.options.anyViewer) await this.processForViewers(item);
+          else await this.processForOne(item);
+        } finally {
+          this.shares.release(item);
         }
-        const loaders = eventLoaders(item, this.source.caller, this.source.services);
-        const admission = await this.source.admit(item, loaders);
-        if (this.closed || admission === 'skip') continue;
-        if (admission !== 'deliver') {
-          this.stop(admission.stop);
-          return;
-        }
-        const payload = await this.transform(item, this.source.caller, loaders);
-        if (this.closed) return;
-        await this.deliver(this.source.position(item), payload);
       }
     } catch (e) {
       this.stop(e);
     } finally {
       this.processing = false;
     }
+  }
+
+  /** One event for members who all see the same results (the source's caller's). */
+  private async processForOne(item: E): Promise<void> {
+    const loaders = this.shares.loaders(item, this.source.caller, this.source.services);
+    const admission = await this.source.admit(item, loaders);
+    if (this.closed || admission === 'skip') return;
+    if (admission !== 'deliver') return this.stop(admission.stop);
+    const payload = await this.transform(item, this.source.caller, loaders);
+    if (this.closed) return;
+    await this.deliver(this.source.position(item), payload);
   }
 
   /**
@@ -163,7 +171,7 @@ export class LiveGroup<E> {
     }
     const [first] = admitted;
     if (!first) return;
-    const loaders = eventLoaders(item, first.caller, this.source.services);
+    const loaders = this.shares.loaders(item, first.caller, this.source.services);
     const payload = await this.transform(item, first.caller, loaders);
     if (this.closed) return;
     await this.deliver(this.source.position(item), payload, admitted);
@@ -191,32 +199,12 @@ export class LiveGroup<E> {
   private close(): void {
     if (this.closed) return;
     this.closed = true;
+    for (const item of this.inbox) if (item !== END) this.shares.release(item);
     this.inbox.length = 0;
     this.stopLive?.();
     this.stopLive = null;
     this.options.onClosed?.();
   }
-}
-
-/**
- * Loaders for one live event and one caller, shared by every group of that caller the event
- * reaches: a user with many subscriptions to the same org (distinct filters, say) costs one
- * read of the event's session per event, not one per subscription (issue 36); the rest of
- * each group's work is its filter, in memory. Kept only as long as the event object lives.
- */
-const loadersByEvent = new WeakMap<object, WeakMap<Services, Map<string, Loaders>>>();
-
-function eventLoaders<E>(event: E, caller: Caller, services: Services): Loaders {
-  if (typeof event !== 'object' || event === null) return new Loaders(caller, services);
-  let byServices = loadersByEvent.get(event);
-  if (!byServices) loadersByEvent.set(event, (byServices = new WeakMap()));
-  let byCaller = byServices.get(services);
-  if (!byCaller) byServices.set(services, (byCaller = new Map<string, Loaders>()));
-  // The caller exactly (org, user, roles): what a loader may return depends on nothing else.
-  const key = `${caller.orgId}\n${caller.userId}\n${[...caller.roles].sort().join(',')}`;
-  let loaders = byCaller.get(key);
-  if (!loaders) byCaller.set(key, (loaders = new Loaders(caller, services)));
-  return loaders;
 }
 
 /**
