@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
 import { eventBusOf, tokenVerifierOf } from './composition/adapters';
+import { tuneHeap } from './composition/heap-flags';
 import { composeServices } from './composition/services';
 import { GatewayShutdown } from './composition/shutdown';
 import { loadConfig, type Config } from './config';
@@ -83,7 +83,7 @@ export async function createGateway(
   logger: Logger = createLogger(config.logLevel),
   hooks: GatewayHooks = {},
 ): Promise<Gateway> {
-  boundHeapGrowth();
+  tuneHeap();
   const tracing = startTracing(config.tracing);
   // Read at scrape time, once everything below exists.
   const metrics = new GatewayMetrics({
@@ -224,19 +224,6 @@ export interface GatewayHooks {
   readonly webhookResolve?: Resolve;
 }
 
-/**
- * Under load most of what a request allocates is still referenced when the young generation
- * is collected (it waits on the database), so it is promoted and dies in the old generation.
- * V8 then lets the old generation grow to several times the live heap before collecting
- * it, and RSS after the list bench is mostly garbage. Growing by 25% instead keeps RSS close
- * to the live heap for little more GC time (docs/performance.md has the figures).
- * An explicit --heap-growing-percent on the command line wins.
- */
-const HEAP_GROWING_PERCENT = 25;
-function boundHeapGrowth(): void {
-  if (process.execArgv.some((arg) => arg.startsWith('--heap-growing-percent'))) return;
-  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
-}
 
 async function main(): Promise<void> {
   const config = loadConfig();
