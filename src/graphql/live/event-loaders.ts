@@ -5,7 +5,7 @@ import type { Services } from '../services';
 interface Shared {
   /** Groups that received the event and have not finished with it. */
   holders: number;
-  readonly byCaller: Map<Services, Map<string, Loaders>>;
+  readonly byCaller: Map<string, Loaders>;
 }
 
 /**
@@ -18,6 +18,7 @@ interface Shared {
  * last one: not as long as the event object lives. The embedded bus keeps a turn's output
  * deltas a minute after the turn for late joiners, and loaders kept that long, with the
  * records they had read, were most of what the soak's old generation held and then freed.
+ * One executor's shares serve one gateway's services, so a caller alone tells loaders apart.
  */
 export class EventLoaderShares {
   private readonly shared = new Map<object, Shared>();
@@ -39,12 +40,10 @@ export class EventLoaderShares {
   loaders(event: unknown, caller: Caller, services: Services): Loaders {
     const entry = isObject(event) ? this.shared.get(event) : undefined;
     if (!entry) return new Loaders(caller, services);
-    let byCaller = entry.byCaller.get(services);
-    if (!byCaller) entry.byCaller.set(services, (byCaller = new Map<string, Loaders>()));
     // The caller exactly (org, user, roles): what a loader may return depends on nothing else.
     const key = `${caller.orgId}\n${caller.userId}\n${[...caller.roles].sort().join(',')}`;
-    let loaders = byCaller.get(key);
-    if (!loaders) byCaller.set(key, (loaders = new Loaders(caller, services)));
+    let loaders = entry.byCaller.get(key);
+    if (!loaders) entry.byCaller.set(key, (loaders = new Loaders(caller, services)));
     return loaders;
   }
 
