@@ -13,6 +13,7 @@ import { TurnEventRepository } from './events/turn-event.repository';
 import { TurnEventSequencer } from './events/turn-event-sequencer';
 import type { TurnOutputSink } from './events/turn-output.port';
 import { createProtection } from './graphql/protection';
+import { EventShares } from './graphql/live/event-shares';
 import { SubscriptionExecutor } from './graphql/live/subscription-executor';
 import { gatewaySchema } from './graphql/schema';
 import type { Services } from './graphql/services';
@@ -111,12 +112,14 @@ export async function createGateway(
   const statuses = new TurnEventSequencer(bus, history, logger);
   await statuses.start();
   const stopLagWatch = bus.onTurnStatus(busLagListener(metrics));
+  const eventShares = new EventShares();
   const { store, webhooks, retriever, blobs, orchestrator, budget, handler, services } = composeServices({
     config,
     logger,
     db,
     bus,
     live: { statuses, history, output: bus },
+    eventShares,
     instruments,
     retriever: hooks.retriever ?? retrieval.retriever,
     now: hooks.now ?? (() => new Date()),
@@ -125,7 +128,7 @@ export async function createGateway(
   });
   const protection = createProtection(config.limits, config.isProduction, gatewaySchema());
   const server = createHttpServer(config.http, config.httpKeepAliveTimeoutMs);
-  const executor = new SubscriptionExecutor({ logger, shared: config.live.wsSharedExecution, formatError: protection.formatError });
+  const executor = new SubscriptionExecutor({ logger, shared: config.live.wsSharedExecution, formatError: protection.formatError, shares: eventShares });
   const operationNames = new OperationNames(config.metricsOperationNames);
   const tokens = tokenVerifierOf(config, logger);
   const operations = new LiveOperations({

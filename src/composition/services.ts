@@ -6,6 +6,7 @@ import type { EventBus } from '../events/event-bus.port';
 import type { LiveFeeds } from '../events/live-feeds';
 import type { TurnOutputSink } from '../events/turn-output.port';
 import type { GatewayDatabase } from '../gateway-database';
+import type { EventShares } from '../graphql/live/event-shares';
 import { StatusRouter } from '../graphql/live/status-router';
 import type { Services } from '../graphql/services';
 import { IdempotencyKeys } from '../idempotency/idempotency-keys';
@@ -41,6 +42,8 @@ export interface ServiceDeps {
   /** Where the session store publishes status events. */
   readonly bus: EventBus;
   readonly live: LiveFeeds;
+  /** What live events' processing shares (the status router here, the live groups in the executor). */
+  readonly eventShares: EventShares;
   readonly instruments: Instruments;
   /** Retrieval as configured (or as a test scripts it), before instrumentation. */
   readonly retriever: Retriever;
@@ -56,7 +59,7 @@ export interface ServiceDeps {
  * blob downloads get (`services`), and the parts the gateway runs and shuts down itself.
  */
 export function composeServices(deps: ServiceDeps) {
-  const { config, logger, db, bus, live, instruments, now, output, webhookResolve } = deps;
+  const { config, logger, db, bus, live, eventShares, instruments, now, output, webhookResolve } = deps;
   const instanceId = `gw-${randomUUID()}`;
   const subscriptions = new WebhookSubscriptions(db, { logger });
   const store = createSessionStore({
@@ -113,7 +116,7 @@ export function composeServices(deps: ServiceDeps) {
     contexts,
     provenance: new TurnProvenance(db),
     usage: new UsageReport(db, now),
-    live: { ...live, statuses: new StatusRouter(live.statuses, store.batch, logger) },
+    live: { ...live, statuses: new StatusRouter(live.statuses, store.batch, logger, eventShares) },
     execute: handler,
     forks: new SessionForker({ sessions: store.lifecycle, forks: store.forks, blobs }),
     forkLineage: store.forks,

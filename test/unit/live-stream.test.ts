@@ -2,7 +2,7 @@ import type { Caller } from '../../src/domain/caller';
 import { DomainError } from '../../src/domain/errors';
 import { TurnEventSequencer } from '../../src/events/turn-event-sequencer';
 import type { TurnStatusEvent } from '../../src/events/turn-events';
-import { EventLoaderShares } from '../../src/graphql/live/event-loaders';
+import { EventShares } from '../../src/graphql/live/event-shares';
 import { LiveGroup, type SubscriberSink } from '../../src/graphql/live/live-group';
 import { LiveSource, type Admission, type LiveSink } from '../../src/graphql/live/live-source';
 import type { Loaders } from '../../src/graphql/loaders';
@@ -334,7 +334,7 @@ describe('the loaders the groups of one executor share per live event', () => {
   const failure = (e: DomainError) => Buffer.from(`failed:${e.code}`);
 
   it("hands every group of one caller the same loaders for an event, and forgets them once each group has processed or dropped it, while the event itself lives on", async () => {
-    const shares = new EventLoaderShares();
+    const shares = new EventShares();
     const used = new Map<number, Set<Loaders>>();
     const transform = async (d: Delta, _caller: Caller, loaders: Loaders) => {
       used.set(d.n, (used.get(d.n) ?? new Set()).add(loaders));
@@ -342,7 +342,7 @@ describe('the loaders the groups of one executor share per live event', () => {
     };
     const sources = [new DeltaSource(alice), new DeltaSource(alice)];
     const sinks = [new RecordingSink(), new RecordingSink()];
-    const members = sources.map((source, i) => new LiveGroup<Delta>(source, transform, { failure, loaderShares: shares }).join(source, sinks[i]!));
+    const members = sources.map((source, i) => new LiveGroup<Delta>(source, transform, { failure, shares }).join(source, sinks[i]!));
     await sleep(5);
     // Kept referenced, as the output buffer keeps a turn's deltas for late joiners.
     const deltas: Delta[] = [{ n: 1 }, { n: 2 }, { n: 3 }];

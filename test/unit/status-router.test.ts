@@ -3,6 +3,7 @@ import type { SessionRecord } from '../../src/domain/session';
 import { filterPin } from '../../src/domain/session-filter';
 import type { TurnStatusEvent } from '../../src/events/turn-events';
 import type { FactsReader } from '../../src/graphql/live/event-facts';
+import { EventShares } from '../../src/graphql/live/event-shares';
 import { StatusRouter } from '../../src/graphql/live/status-router';
 import { createLogger } from '../../src/logger';
 import { waitUntil } from '../support/ws';
@@ -57,14 +58,15 @@ class FakeReads implements FactsReader {
 function setUp() {
   const sequencer = new FakeSequencer();
   const reads = new FakeReads();
-  const router = new StatusRouter(sequencer, reads, createLogger('silent'));
+  const shares = new EventShares();
+  const router = new StatusRouter(sequencer, reads, createLogger('silent'), shares);
   const feed = (route?: Parameters<StatusRouter['subscribe']>[2]) => {
     const got: number[] = [];
     const stop = router.subscribe('acme', (e) => got.push(e.eventId), route);
     return { got, stop };
   };
   const pinned = (filter: Parameters<typeof filterPin>[0]) => feed({ kind: 'pin', pin: filterPin(filter)! });
-  return { sequencer, reads, router, feed, pinned };
+  return { sequencer, reads, router, feed, pinned, shares };
 }
 
 describe('StatusRouter (issue 36.2)', () => {
@@ -136,5 +138,30 @@ describe('StatusRouter (issue 36.2)', () => {
     const b = pinned({ ownerUserId: 'bob' });
     sequencer.publish(event(1, 's1'));
     await waitUntil(() => a.got.length === 1 && b.got.length === 1);
+  });
+
+  it("shares the session it read for the pins with the groups the event reaches, and keeps it only while one of them has still to process it", async () => {
+    const { sequencer, reads, router, shares } = setUp();
+    reads.sessions.set('s1', session('s1', { repo: 'api' }));
+    const received: TurnStatusEvent[] = [];
+    // A live group's part: it holds what it receives until it has processed it.
+    router.subscribe(
+      'acme',
+      (e) => {
+        shares.hold(e);
+        received.push(e);
+      },
+      { kind: 'pin', pin: filterPin({ repo: 'api' })! },
+    );
+    const e1 = event(1, 's1');
+    sequencer.publish(e1);
+    await waitUntil(() => received.length === 1);
+    expect((await shares.facts(e1, reads)).session?.repo).toBe('api');
+    expect(reads.reads).toBe(1);
+    shares.release(e1);
+    expect(shares.size).toBe(0);
+    // The event lives on (an output buffer may keep it); its facts do not.
+    await shares.facts(e1, reads);
+    expect(reads.reads).toBe(2);
   });
 });

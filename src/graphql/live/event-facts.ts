@@ -27,24 +27,12 @@ export interface SessionFacts {
 /** The org-wide reads the facts come from (services.sessionBatches). */
 export type FactsReader = Pick<SessionBatchReader, 'sessionsInOrg' | 'participantsOf'>;
 
-/** Kept only as long as the event object lives, like the per-event loaders (live-group.ts). */
-const factsByEvent = new WeakMap<object, WeakMap<FactsReader, Promise<SessionFacts>>>();
-
-export function sessionFacts(event: SessionEvent, reads: FactsReader): Promise<SessionFacts> {
-  let byReader = factsByEvent.get(event);
-  if (!byReader) factsByEvent.set(event, (byReader = new WeakMap()));
-  const cache = byReader;
-  let facts = cache.get(reads);
-  if (!facts) {
-    facts = readFacts(event, reads);
-    cache.set(reads, facts);
-    // A failed read is not kept: the next group to ask reads again (and fails on its own).
-    facts.catch(() => cache.delete(reads));
-  }
-  return facts;
+/** Where a live event's facts come from: read once and shared while the event is being processed (event-shares.ts). */
+export interface SharedFacts {
+  facts(event: SessionEvent, reads: FactsReader): Promise<SessionFacts>;
 }
 
-async function readFacts({ orgId, sessionId }: SessionEvent, reads: FactsReader): Promise<SessionFacts> {
+export async function readSessionFacts({ orgId, sessionId }: SessionEvent, reads: FactsReader): Promise<SessionFacts> {
   const scope = { orgId };
   const [session = null] = await reads.sessionsInOrg(scope, [sessionId]);
   let participants: Promise<readonly EntityHeader[]> | null = null;

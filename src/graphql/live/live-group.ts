@@ -2,7 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Caller } from '../../domain/caller';
 import { DomainError, isDomainError } from '../../domain/errors';
 import { Loaders } from '../loaders';
-import { EventLoaderShares } from './event-loaders';
+import { EventShares } from './event-shares';
 import type { LiveSource } from './live-source';
 
 /**
@@ -43,8 +43,8 @@ export interface LiveGroupOptions {
    * `admitViewers`, from facts read once) and executed once, as one of the admitted members.
    */
   readonly anyViewer?: boolean;
-  /** Where groups of one executor share each event's loaders per caller; without it each group makes its own. */
-  readonly loaderShares?: EventLoaderShares;
+  /** Where the groups of one gateway share each event's facts and loaders per caller; without it each group makes its own. */
+  readonly shares?: EventShares;
 }
 
 const END = Symbol('end');
@@ -72,7 +72,7 @@ export class LiveGroup<E> {
   private stopLive: (() => void) | null = null;
   private readonly opened: Promise<void>;
   readonly maxHeld: number;
-  private readonly shares: EventLoaderShares;
+  private readonly shares: EventShares;
 
   constructor(
     private readonly source: LiveSource<E>,
@@ -80,7 +80,7 @@ export class LiveGroup<E> {
     readonly options: LiveGroupOptions,
   ) {
     this.maxHeld = options.maxHeld ?? DEFAULT_MAX_HELD;
-    this.shares = options.loaderShares ?? new EventLoaderShares();
+    this.shares = options.shares ?? new EventShares();
     this.opened = source.open({ next: (e) => this.enqueue(e), end: () => this.enqueue(END) }).then((stop) => {
       if (this.closed) stop();
       else this.stopLive = stop;
@@ -161,7 +161,7 @@ export class LiveGroup<E> {
    */
   private async processForViewers(item: E): Promise<void> {
     if (!this.source.admitViewers) throw new Error('a group of many viewers needs a source that admits each viewer');
-    const decide = await this.source.admitViewers(item);
+    const decide = await this.source.admitViewers(item, this.shares);
     if (this.closed || decide === 'skip') return;
     const admitted: Member<E>[] = [];
     for (const member of this.members) {

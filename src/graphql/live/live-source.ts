@@ -2,6 +2,7 @@ import type { Caller } from '../../domain/caller';
 import type { DomainError } from '../../domain/errors';
 import type { Loaders } from '../loaders';
 import type { Services } from '../services';
+import type { SharedFacts } from './event-facts';
 
 /** Whether an event may go to the subscriber now: yes, not this one, or never again. */
 export type Admission = 'deliver' | 'skip' | { readonly stop: DomainError };
@@ -50,9 +51,10 @@ export abstract class LiveSource<E> implements AsyncIterable<E> {
    * `admit` for subscribers of any viewer at once, when a group is shared by different users
    * (the selection does not depend on who asks; see viewer-independence.ts). Same rule as
    * `admit`, split into what holds for everyone (the stream's own rule: a filter) and who may
-   * read the event's session. A source without it only shares a group with its own viewer.
+   * read the event's session, from the facts `shared` reads once for everyone the event reaches.
+   * A source without it only shares a group with its own viewer.
    */
-  admitViewers?(event: E): Promise<ViewerDecision>;
+  admitViewers?(event: E, shared: SharedFacts): Promise<ViewerDecision>;
 
   /**
    * graphql-js accepts a subscription field's result only when it is async-iterable. The

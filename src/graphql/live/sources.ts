@@ -11,7 +11,7 @@ import type { TurnOutputDelta, TurnRef } from '../../events/turn-output.port';
 import type { GraphQLContext } from '../context';
 import type { Loaders } from '../loaders';
 import type { Services } from '../services';
-import { sessionFacts } from './event-facts';
+import type { SharedFacts } from './event-facts';
 import { LiveSource, noEvents, type Admission, type LiveSink, type ViewerDecision } from './live-source';
 
 const REPLAY_PAGE = 200;
@@ -29,8 +29,8 @@ export async function turnStatusSource(
   const gone = { stop: notFound('session') };
   return new StatusEventSource(caller, services, { orgId: caller.orgId, sessionId: session.id }, after, {
     admit: async (event, loaders) => ((await loaders.session.load(event.sessionId)) ? 'deliver' : gone),
-    admitViewers: async (event) => {
-      const mayRead = await (await sessionFacts(event, services.sessionBatches)).readers();
+    admitViewers: async (event, shared) => {
+      const mayRead = await (await shared.facts(event, services.sessionBatches)).readers();
       return (viewer) => (mayRead(viewer) ? 'deliver' : gone);
     },
   });
@@ -55,8 +55,8 @@ export async function sessionActivitySource(
       const participants = needsParticipants ? await loaders.participants.load(session.id) : null;
       return matchesSessionFilter(session, participants, filter) ? 'deliver' : 'skip';
     },
-    admitViewers: async (event) => {
-      const facts = await sessionFacts(event, services.sessionBatches);
+    admitViewers: async (event, shared) => {
+      const facts = await shared.facts(event, services.sessionBatches);
       if (!facts.session) return 'skip';
       const participants = needsParticipants ? await facts.participants() : null;
       if (!matchesSessionFilter(facts.session, participants, filter)) return 'skip';
@@ -80,7 +80,7 @@ export async function turnOutputSource(
 /** A status stream's rule, for one viewer (`admit`) and for any viewers at once (`admitViewers`). */
 interface StatusRule {
   readonly admit: (event: TurnStatusEvent, loaders: Loaders) => Promise<Admission>;
-  readonly admitViewers: (event: TurnStatusEvent) => Promise<ViewerDecision>;
+  readonly admitViewers: (event: TurnStatusEvent, shared: SharedFacts) => Promise<ViewerDecision>;
 }
 
 /** Where the stream's events come from: one session's, or the org's (narrowed by what a filter pins). */
@@ -121,8 +121,8 @@ class StatusEventSource extends LiveSource<TurnStatusEvent> {
     return this.rule.admit(event, loaders);
   }
 
-  override admitViewers(event: TurnStatusEvent): Promise<ViewerDecision> {
-    return this.rule.admitViewers(event);
+  override admitViewers(event: TurnStatusEvent, shared: SharedFacts): Promise<ViewerDecision> {
+    return this.rule.admitViewers(event, shared);
   }
 }
 
@@ -217,8 +217,8 @@ class TurnOutputSource extends LiveSource<TurnOutputDelta> {
     return (await loaders.session.load(delta.sessionId)) ? 'deliver' : { stop: notFound('turn') };
   }
 
-  override async admitViewers(delta: TurnOutputDelta): Promise<ViewerDecision> {
-    const mayRead = await (await sessionFacts(delta, this.services.sessionBatches)).readers();
+  override async admitViewers(delta: TurnOutputDelta, shared: SharedFacts): Promise<ViewerDecision> {
+    const mayRead = await (await shared.facts(delta, this.services.sessionBatches)).readers();
     return (viewer) => (mayRead(viewer) ? 'deliver' : { stop: notFound('turn') });
   }
 }

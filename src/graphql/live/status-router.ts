@@ -3,7 +3,8 @@ import type { StatusFeed, StatusRoute } from '../../events/live-feeds';
 import type { TurnEventSequencer } from '../../events/turn-event-sequencer';
 import type { TurnStatusEvent } from '../../events/turn-events';
 import type { Logger } from '../../logger';
-import { sessionFacts, type FactsReader } from './event-facts';
+import type { FactsReader } from './event-facts';
+import type { EventShares } from './event-shares';
 
 type Listener = (event: TurnStatusEvent) => void;
 
@@ -47,6 +48,8 @@ export class StatusRouter implements StatusFeed {
     private readonly sequencer: Pick<TurnEventSequencer, 'subscribe'>,
     private readonly reads: FactsReader,
     private readonly logger: Logger,
+    /** The gateway's live groups' shares: the facts read here for the pins serve their filters too. */
+    private readonly shares: Pick<EventShares, 'hold' | 'release' | 'facts'>,
   ) {}
 
   subscribe(orgId: string, listener: Listener, route: StatusRoute = ORG): () => void {
@@ -133,14 +136,20 @@ export class StatusRouter implements StatusFeed {
       while (org.waiting.length > 0) {
         const batch = org.waiting.splice(0);
         const withParticipants = org.participantPins > 0;
-        const pins = await Promise.all(batch.map(({ event }) => this.pinsOf(event, withParticipants)));
-        batch.forEach(({ event, seq }, i) => {
-          const wanted = pins[i];
-          const sets = wanted === null ? [...org.byPin.values()] : [...new Set(wanted)].map((pin) => org.byPin.get(pin));
-          for (const set of sets) {
-            for (const { listener, since } of set ?? []) if (since < seq) this.call(listener, event);
-          }
-        });
+        // Held until handed on: the groups it reaches hold it from then on, and reuse its facts.
+        for (const { event } of batch) this.shares.hold(event);
+        try {
+          const pins = await Promise.all(batch.map(({ event }) => this.pinsOf(event, withParticipants)));
+          batch.forEach(({ event, seq }, i) => {
+            const wanted = pins[i];
+            const sets = wanted === null ? [...org.byPin.values()] : [...new Set(wanted)].map((pin) => org.byPin.get(pin));
+            for (const set of sets) {
+              for (const { listener, since } of set ?? []) if (since < seq) this.call(listener, event);
+            }
+          });
+        } finally {
+          for (const { event } of batch) this.shares.release(event);
+        }
       }
     } finally {
       org.draining = false;
@@ -150,7 +159,7 @@ export class StatusRouter implements StatusFeed {
   /** The pins of the event's session; null when they cannot be read (then every pinned listener decides). */
   private async pinsOf(event: TurnStatusEvent, withParticipants: boolean): Promise<string[] | null> {
     try {
-      const facts = await sessionFacts(event, this.reads);
+      const facts = await this.shares.facts(event, this.reads);
       if (!facts.session) return [];
       return sessionPins(facts.session, withParticipants ? await facts.participants() : null);
     } catch {

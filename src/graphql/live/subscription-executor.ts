@@ -19,7 +19,7 @@ import type { GraphQLContext } from '../context';
 import { isExpectedError } from '../error-mapping';
 import type { Loaders } from '../loaders';
 import type { ErrorFormatter } from '../protection';
-import { EventLoaderShares } from './event-loaders';
+import type { EventShares } from './event-shares';
 import { LiveGroup, type LiveSubscription, type SubscriberSink } from './live-group';
 import { LiveSource } from './live-source';
 import { sameForEveryReader } from './viewer-independence';
@@ -30,6 +30,8 @@ export interface SubscriptionExecutorOptions {
   readonly shared: boolean;
   /** How errors reach clients (coded, masked, without suggestions in production). */
   readonly formatError: ErrorFormatter;
+  /** Each live event's facts and per-caller loaders, shared by all groups (and the status router) it reaches while any has still to process it. */
+  readonly shares: EventShares;
 }
 
 /** What a subscribe call started: a live subscription, or a result to send once (errors found when subscribing). */
@@ -47,8 +49,6 @@ export type Subscribed = { readonly live: LiveSubscription } | { readonly result
  */
 export class SubscriptionExecutor {
   private readonly groups = new Map<string, LiveGroup<unknown>>();
-  /** Each live event's loaders per caller, shared by all groups it reaches while any has still to process it. */
-  readonly loaderShares = new EventLoaderShares();
   /** Selection-set executions so far (one per event per group); shows the sharing at work. */
   executions = 0;
   /** Results serialised so far (one per event per group, whatever its size). */
@@ -101,7 +101,7 @@ export class SubscriptionExecutor {
           if (this.groups.get(key) === created) this.groups.delete(key);
         },
         anyViewer,
-        loaderShares: this.loaderShares,
+        shares: this.options.shares,
       });
       this.groups.set(key, created);
       group = created;
