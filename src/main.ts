@@ -227,7 +227,6 @@ export interface GatewayHooks {
   readonly webhookResolve?: Resolve;
 }
 
-
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);

@@ -4,7 +4,7 @@ import type { Services } from '../services';
 import { readSessionFacts, type FactsReader, type SessionEvent, type SessionFacts, type SharedFacts } from './event-facts';
 
 interface Shared {
-  /** Groups that received the event and have not finished with it. */
+  /** The router and the groups that received the event and have not finished with it. */
   holders: number;
   readonly byCaller: Map<string, Loaders>;
   /** The event's session as the org holds it, for every group and the status router. */
